@@ -1,0 +1,49 @@
+# textsift — two commands on a fresh machine: `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(CURDIR)/$(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat requirements/lock.txt pyproject.toml | sha256sum | cut -c1-12)
+
+# Embedded defaults: local Prefect (temporary API), MLflow on sqlite in the project, no telemetry.
+export PATH := $(BIN):$(PATH)
+export PREFECT_HOME ?= $(CURDIR)/.prefect
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export DO_NOT_TRACK := true
+export MLFLOW_DISABLE_TELEMETRY := true
+export GX_ANALYTICS_ENABLED := False
+export HF_HUB_OFFLINE := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: setup run repro test bench lint mlflow-ui clean
+
+$(STAMP): requirements/lock.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -r requirements/lock.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+setup: $(STAMP)
+
+run: setup  ## run the whole pipeline (Prefect flow) on the demo corpus
+	$(BIN)/python -m flows.pipeline $(ARGS)
+
+repro: setup  ## the same stages through DVC
+	$(BIN)/dvc repro
+
+test: setup
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: setup  ## figures to bench/results/latest.json
+	$(BIN)/python -m bench.run $(ARGS)
+
+lint: setup
+	$(BIN)/ruff check components flows tests bench
+
+mlflow-ui: setup  ## browse runs at http://127.0.0.1:5000
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlruns.db --host 127.0.0.1 --port 5000
+
+clean:
+	rm -rf data metrics reports mlruns.db mlartifacts .prefect .dvc/tmp .dvc/cache bench/results/*.json

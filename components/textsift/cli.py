@@ -1,0 +1,126 @@
+"""The ``textsift`` command line: run a stage, render dvc.yaml, inspect params, make demo data.
+
+Errors textsift raises on purpose print one clear message and exit with status 2; they name
+keys, files and record ids, never document text.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import typer
+
+from textsift.telemetry import disable_telemetry
+
+disable_telemetry()
+
+from textsift.config import Params, load_params  # noqa: E402
+from textsift.errors import TextsiftError  # noqa: E402
+
+app = typer.Typer(help="textsift: privatize text corpora and measure what each setting costs.",
+                  no_args_is_help=True, pretty_exceptions_enable=False)
+dvc_app = typer.Typer(help="DVC pipeline file.", no_args_is_help=True)
+params_app = typer.Typer(help="params.yaml schema and validation.", no_args_is_help=True)
+app.add_typer(dvc_app, name="dvc")
+app.add_typer(params_app, name="params")
+
+
+def _fail(err: TextsiftError) -> None:
+    typer.echo(f"error: {err}", err=True)
+    raise typer.Exit(2)
+
+
+@app.command()
+def stage(
+    name: str = typer.Argument(..., help="stage name, as in dvc.yaml"),
+    key: str | None = typer.Option(None, help="fan-out key of a foreach stage (privacy setting name)"),
+    root: Path = typer.Option(Path("."), help="project folder"),
+    params: Path | None = typer.Option(None, help="params file (default <root>/params.yaml)"),
+    parent_run_id: str | None = typer.Option(None, envvar="TEXTSIFT_PARENT_RUN_ID",
+                                             help="MLflow parent run id"),
+) -> None:
+    """Run one pipeline stage (what `dvc repro` calls)."""
+    from textsift.stages import run_stage
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        metrics = run_stage(name, root=root, params_path=params, key=key, parent_run_id=parent_run_id)
+    except TextsiftError as err:
+        _fail(err)
+    typer.echo(json.dumps(metrics, indent=2, sort_keys=True, default=float))
+
+
+@app.command()
+def stages(params: Path = typer.Option(Path("params.yaml"))) -> None:
+    """List the stage instances in run order."""
+    from textsift.registry import instances
+
+    try:
+        loaded = load_params(params)
+    except TextsiftError as err:
+        _fail(err)
+    for inst in instances(loaded):
+        gpu = " [gpu]" if inst.stage.gpu else ""
+        typer.echo(f"{inst.name:28s}{inst.stage.summary}{gpu}")
+
+
+@dvc_app.command("render")
+def dvc_render(
+    params: Path = typer.Option(Path("params.yaml")),
+    output: Path = typer.Option(Path("dvc.yaml")),
+    check: bool = typer.Option(False, help="exit 1 if the file on disk differs instead of writing"),
+) -> None:
+    """Write dvc.yaml from the stage registry."""
+    from textsift.corpus import atomic_path
+    from textsift.dvc_render import render_text
+
+    try:
+        text = render_text(load_params(params))
+    except TextsiftError as err:
+        _fail(err)
+    if check:
+        current = output.read_text(encoding="utf-8") if output.exists() else ""
+        if current != text:
+            typer.echo(f"{output} is out of date: run `textsift dvc render`", err=True)
+            raise typer.Exit(1)
+        typer.echo(f"{output} is up to date")
+        return
+    with atomic_path(output) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {output}")
+
+
+@params_app.command("schema")
+def params_schema() -> None:
+    """Print the JSON schema of params.yaml."""
+    typer.echo(json.dumps(Params.model_json_schema(), indent=2))
+
+
+@params_app.command("check")
+def params_check(params: Path = typer.Argument(Path("params.yaml"))) -> None:
+    """Validate a params file; print the effective values as dotted keys."""
+    from textsift.config import flatten
+
+    try:
+        loaded = load_params(params)
+    except TextsiftError as err:
+        _fail(err)
+    for key, value in flatten(loaded).items():
+        typer.echo(f"{key} = {value}")
+
+
+@app.command()
+def demo(
+    out: Path = typer.Option(Path("demo.jsonl"), help="JSONL file to write"),
+    n_docs: int = typer.Option(2000, help="documents"),
+    seed: int = typer.Option(1234, help="seed"),
+) -> None:
+    """Write the seeded demo corpus (planted personal data with gold spans) as JSONL."""
+    from textsift.config import DemoCorpusParams
+    from textsift.demo import generate_demo, write_demo_jsonl
+
+    records = generate_demo(DemoCorpusParams(n_docs=n_docs), seed)
+    write_demo_jsonl(records, out)
+    typer.echo(f"wrote {len(records)} documents to {out}")

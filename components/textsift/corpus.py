@@ -1,0 +1,152 @@
+"""Corpus types, the canonical Parquet schema, and atomic writers.
+
+The canonical corpus every stage reads and writes is one Parquet file with the columns
+``doc_id, text, label, split, spans`` (spans: list of ``{start, end, label}`` character
+offsets into ``text``). Writers go through a temporary file in the same folder and an
+``os.replace``, so a crash never leaves a half-written artifact that a later stage trusts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+SPLITS = ("train", "validation", "test")
+
+SPAN_TYPE = pa.struct([("start", pa.int32()), ("end", pa.int32()), ("label", pa.string())])
+CORPUS_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("text", pa.string()),
+        ("label", pa.string()),
+        ("split", pa.string()),
+        ("spans", pa.list_(SPAN_TYPE)),
+    ]
+)
+REJECTS_SCHEMA = pa.schema(
+    [("doc_id", pa.string()), ("reason", pa.string()), ("source_line", pa.int64()), ("raw", pa.binary())]
+)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A privacy span: characters ``text[start:end]`` are personal data of type ``label``."""
+
+    start: int
+    end: int
+    label: str
+
+
+@dataclass(frozen=True)
+class RawRecord:
+    """One record as a reader saw it, before validation.
+
+    ``raw`` keeps the record's original bytes so a rejected record is never lost;
+    ``problem`` is set by the reader when the record could not even be parsed.
+    """
+
+    doc_id: str
+    text: str | None
+    label: str | None
+    source_line: int
+    raw: bytes
+    spans: tuple[Span, ...] = ()
+    split: str | None = None
+    problem: str | None = None
+
+
+@dataclass
+class Rejects:
+    """Rejected records with their reasons (kept, never dropped silently)."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, record: RawRecord, reason: str) -> None:
+        self.rows.append(
+            {"doc_id": record.doc_id, "reason": reason, "source_line": record.source_line, "raw": record.raw}
+        )
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for row in self.rows:
+            out[row["reason"]] = out.get(row["reason"], 0) + 1
+        return dict(sorted(out.items()))
+
+    def to_table(self) -> pa.Table:
+        return pa.Table.from_pylist(self.rows, schema=REJECTS_SCHEMA)
+
+
+def spans_to_python(spans: Any) -> list[Span]:
+    """Spans from a Parquet/pandas cell (list of dicts or None) as Span objects."""
+    if spans is None:
+        return []
+    return [Span(int(s["start"]), int(s["end"]), str(s["label"])) for s in spans]
+
+
+def corpus_table(frame: pd.DataFrame) -> pa.Table:
+    """A canonical corpus frame as an Arrow table with the exact schema."""
+    return pa.Table.from_pandas(frame[CORPUS_SCHEMA.names], schema=CORPUS_SCHEMA, preserve_index=False)
+
+
+@contextmanager
+def atomic_path(target: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``target``; on success it replaces ``target`` atomically."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+@contextmanager
+def atomic_dir(target: str | Path) -> Iterator[Path]:
+    """Yield a temporary folder beside ``target``; on success it takes ``target``'s place."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        yield tmp
+        if target.exists():
+            old = target.with_name(f".{target.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_table(table: pa.Table, target: str | Path) -> None:
+    """Write a Parquet file atomically, byte-for-byte reproducible for the same table."""
+    with atomic_path(target) as tmp:
+        pq.write_table(table, tmp, compression="zstd", write_statistics=False)
+
+
+def write_json(data: Any, target: str | Path) -> None:
+    """Write JSON atomically with sorted keys (stable bytes for DVC)."""
+    with atomic_path(target) as tmp:
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def read_corpus(path: str | Path) -> pd.DataFrame:
+    """Read a canonical corpus Parquet file into a frame."""
+    return pq.read_table(path, schema=CORPUS_SCHEMA).to_pandas()

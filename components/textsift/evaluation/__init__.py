@@ -1,0 +1,1 @@
+"""Evaluation: utility of downstream classifiers and privacy metrics (METHODS.md section 5)."""

@@ -1,0 +1,122 @@
+"""The stage DAG, defined once.
+
+``dvc.yaml`` is rendered from this registry (``textsift dvc render``) and the Prefect flow
+walks the same list, so the two never drift. A stage's ``code`` lists the library files
+and folders it imports: editing them re-runs the stage under ``dvc repro``. A stage with
+``foreach`` fans out over the named entries of that params key (``privatize@<setting>``).
+
+Full product DAG (stages land with their issues):
+ingest -> train_detectors, train_fill_in -> build_indexes -> privatize@setting
+-> lrp_budgets -> evaluate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textsift.config import Params, select
+from textsift.errors import StageError
+
+LIB = "components/textsift"
+COMMON_CODE = (
+    f"{LIB}/config.py", f"{LIB}/corpus.py", f"{LIB}/errors.py", f"{LIB}/rng.py",
+    f"{LIB}/tracking.py", f"{LIB}/quality", f"{LIB}/stages/__init__.py",
+)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pipeline stage: what it reads, which params it uses, what it writes.
+
+    Paths may contain ``{key}``, the fan-out key of a ``foreach`` stage. ``input_params``
+    are dotted params keys whose (non-null) values are input files the stage depends on.
+    """
+
+    name: str
+    summary: str
+    upstream: tuple[str, ...] = ()
+    deps: tuple[str, ...] = ()
+    code: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
+    outs: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    gpu: bool = False
+    foreach: str | None = None
+    input_params: tuple[str, ...] = ()
+
+    @property
+    def all_code(self) -> tuple[str, ...]:
+        return (*COMMON_CODE, f"{LIB}/stages/{self.name}.py", *self.code)
+
+
+@dataclass(frozen=True)
+class StageInstance:
+    """A stage bound to one fan-out key (or none): the unit DVC, Prefect and MLflow see."""
+
+    stage: Stage
+    key: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.stage.name}@{self.key}" if self.key else self.stage.name
+
+    def path(self, template: str) -> str:
+        return template.replace("{key}", self.key or "")
+
+    @property
+    def outs(self) -> tuple[str, ...]:
+        return tuple(self.path(p) for p in self.stage.outs)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(self.path(p) for p in self.stage.metrics)
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage(
+        name="ingest",
+        summary="read, validate, normalize, de-duplicate and split the corpus",
+        code=(f"{LIB}/readers.py", f"{LIB}/normalize.py", f"{LIB}/validation.py", f"{LIB}/split.py",
+              f"{LIB}/demo.py"),
+        params=("seed", "ingest", "quality"),
+        input_params=("ingest.source.path",),
+        outs=("data/ingest/corpus.parquet", "data/ingest/rejects.parquet"),
+        metrics=("metrics/ingest.json",),
+    ),
+    Stage(
+        name="evaluate",
+        summary="utility of classifiers trained on each corpus: the privacy-utility frontier",
+        upstream=("ingest",),
+        deps=("data/ingest/corpus.parquet",),
+        code=(f"{LIB}/evaluation",),
+        params=("seed", "evaluate", "tracking.log_models"),
+        outs=("reports/evaluate/utility.csv",),
+        metrics=("metrics/evaluate.json",),
+    ),
+)
+
+
+def get_stage(name: str) -> Stage:
+    for stage in STAGES:
+        if stage.name == name:
+            return stage
+    known = ", ".join(s.name for s in STAGES)
+    raise StageError(f"unknown stage {name!r}; known stages: {known}")
+
+
+def instances(params: Params) -> list[StageInstance]:
+    """Every stage instance in topological order (fan-out stages expanded from params)."""
+    out: list[StageInstance] = []
+    for stage in STAGES:
+        if stage.foreach:
+            keys = sorted(select(params, stage.foreach))
+            out.extend(StageInstance(stage, key) for key in keys)
+        else:
+            out.append(StageInstance(stage))
+    return out
+
+
+def upstream_instances(instance: StageInstance, params: Params) -> list[StageInstance]:
+    """The instances an instance waits for (all instances of each upstream stage)."""
+    names = set(instance.stage.upstream)
+    return [i for i in instances(params) if i.stage.name in names]

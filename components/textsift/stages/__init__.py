@@ -1,0 +1,92 @@
+"""Stage runner: one entry point shared by the CLI (so DVC) and the Prefect flow.
+
+``run_stage`` loads params, opens one MLflow run for the stage instance (a child of the
+pipeline's parent run when there is one), logs the params the stage declares under their
+params.yaml keys, runs the stage module's ``run(ctx)``, logs its metrics and closes the run
+FINISHED or FAILED. Each ``stages/<name>.py`` holds only its stage's I/O and wiring.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from textsift.config import Params, flatten, load_params, select
+from textsift.registry import StageInstance, get_stage
+from textsift.tracking import Tracker
+
+log = logging.getLogger("textsift")
+
+
+@dataclass
+class StageContext:
+    """What a stage sees: the project root, validated params, its instance and its run."""
+
+    root: Path
+    params: Params
+    instance: StageInstance
+    tracker: Tracker
+    run_id: str
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    def path(self, relative: str) -> Path:
+        return self.root / relative
+
+    def log_metrics(self, metrics: dict[str, float]) -> None:
+        """Record aggregate metrics for this stage (sent to MLflow at the end, and now)."""
+        self.metrics.update(metrics)
+        self.tracker.log_metrics(self.run_id, metrics)
+
+
+def _stage_params(params: Params, instance: StageInstance) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key in instance.stage.params:
+        value = select(params, key)
+        if hasattr(value, "model_dump"):
+            flat.update(flatten(value, prefix=f"{key}."))
+        else:
+            flat[key] = value
+    if instance.key and instance.stage.foreach:
+        setting = select(params, instance.stage.foreach)[instance.key]
+        flat.update(flatten(setting, prefix=f"{instance.stage.foreach}.{instance.key}."))
+    return flat
+
+
+def run_stage(
+    name: str, root: str | Path = ".", params_path: str | Path | None = None,
+    key: str | None = None, parent_run_id: str | None = None,
+) -> dict[str, float]:
+    """Run one stage instance and return its metrics.
+
+    Args:
+        name: stage name from the registry.
+        root: project folder; all stage paths are relative to it.
+        params_path: params.yaml to load (default ``<root>/params.yaml``).
+        key: fan-out key for ``foreach`` stages.
+        parent_run_id: MLflow run id of the pipeline run, if any.
+    """
+    root = Path(root).resolve()
+    params = load_params(params_path or root / "params.yaml")
+    instance = StageInstance(get_stage(name), key)
+    module = importlib.import_module(f"textsift.stages.{instance.stage.name}")
+    tracker = Tracker(params.tracking, root)
+    tags = {"textsift.stage": instance.stage.name, "textsift.instance": instance.name}
+    run_id = tracker.start_run(instance.name, parent_id=parent_run_id, tags=tags)
+    ctx = StageContext(root, params, instance, tracker, run_id)
+    tracker.log_params(run_id, _stage_params(params, instance))
+    started = time.perf_counter()
+    ok = False
+    try:
+        log.info("stage %s started", instance.name)
+        module.run(ctx)
+        ok = True
+    finally:
+        tracker.log_metrics(run_id, {"stage.wall_seconds": time.perf_counter() - started})
+        tracker.end_run(run_id, ok)
+        log.info("stage %s %s in %.1fs", instance.name, "finished" if ok else "failed",
+                 time.perf_counter() - started)
+    return dict(ctx.metrics)

@@ -1,0 +1,101 @@
+"""ingest: read the corpus (or generate the demo corpus), validate, normalize, split.
+
+Outputs: ``data/ingest/corpus.parquet`` (canonical corpus), ``data/ingest/rejects.parquet``
+(every rejected record with its id, reason and original bytes — nothing is lost) and
+``metrics/ingest.json`` (counts only). The rejects file is written before the reject-fraction
+check, so a failing run still shows what was wrong.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable
+
+import pandas as pd
+
+from textsift import quality
+from textsift.config import IngestParams, Params
+from textsift.corpus import RawRecord, corpus_table, write_json, write_table
+from textsift.demo import generate_demo
+from textsift.errors import InputError
+from textsift.readers import read_records
+from textsift.split import assign_splits
+from textsift.stages import StageContext
+from textsift.validation import REASONS, CleanRecord, validate_records
+
+log = logging.getLogger("textsift")
+CORPUS = "data/ingest/corpus.parquet"
+REJECTS = "data/ingest/rejects.parquet"
+METRICS = "metrics/ingest.json"
+
+
+def source_records(params: Params, ctx: StageContext) -> Iterable[RawRecord]:
+    source = params.ingest.source
+    if source.kind == "demo":
+        return generate_demo(params.ingest.demo, params.seed)
+    return read_records(ctx.path(source.path or ""), source)
+
+
+def build_corpus(clean: list[CleanRecord], params: IngestParams, seed: int) -> pd.DataFrame:
+    """The canonical corpus frame (input order kept) with seeded stratified splits."""
+    given = [r.given_split for r in clean] if params.source.split_field else None
+    splits = assign_splits([r.doc_id for r in clean], [r.label for r in clean], params.split, seed, given)
+    return pd.DataFrame(
+        {
+            "doc_id": [r.doc_id for r in clean],
+            "text": [r.text for r in clean],
+            "label": [r.label for r in clean],
+            "split": splits,
+            "spans": [[{"start": s.start, "end": s.end, "label": s.label} for s in r.spans] for r in clean],
+        }
+    )
+
+
+def ingest_metrics(frame: pd.DataFrame, total: int, reject_counts: dict[str, int]) -> dict[str, float]:
+    rejected = sum(reject_counts.values())
+    metrics: dict[str, float] = {
+        "docs.read": total,
+        "docs.accepted": len(frame),
+        "docs.rejected": rejected,
+        "docs.reject_fraction": rejected / total if total else 0.0,
+        "spans.total": int(frame["spans"].map(len).sum()) if len(frame) else 0,
+        "labels.distinct": int(frame["label"].nunique()) if len(frame) else 0,
+    }
+    metrics.update({f"rejected.{reason}": reject_counts.get(reason, 0) for reason in REASONS})
+    for split, count in Counter(frame["split"]).items():
+        metrics[f"split.{split}"] = count
+    return metrics
+
+
+def run(ctx: StageContext) -> None:
+    params = ctx.params
+    clean, rejects, total = validate_records(source_records(params, ctx), params.ingest)
+    write_table(rejects.to_table(), ctx.path(REJECTS))
+    counts = rejects.counts()
+    if total == 0:
+        raise InputError("the input holds no records")
+    fraction = sum(counts.values()) / total
+    if fraction > params.ingest.max_reject_fraction:
+        first = ", ".join(row["doc_id"] for row in rejects.rows[:10])
+        raise InputError(
+            f"{sum(counts.values())} of {total} records rejected ({fraction:.1%} > "
+            f"ingest.max_reject_fraction={params.ingest.max_reject_fraction:.1%}); by reason: {counts}; "
+            f"first ids: {first}; see {REJECTS}"
+        )
+    frame = build_corpus(clean, params.ingest, params.seed)
+    split = params.ingest.split
+    report = quality.check_corpus(
+        frame,
+        split_fractions={"train": 1 - split.validation - split.test, "validation": split.validation,
+                         "test": split.test},
+        tolerance=params.quality.split_tolerance,
+        name="ingest_corpus",
+    )
+    report.raise_if_failed()
+    write_table(corpus_table(frame), ctx.path(CORPUS))
+    metrics = ingest_metrics(frame, total, counts)
+    metrics.update(report.to_metrics())
+    write_json(metrics, ctx.path(METRICS))
+    ctx.log_metrics(metrics)
+    log.info("ingest: %d accepted, %d rejected %s", len(frame), sum(counts.values()), counts)

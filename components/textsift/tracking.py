@@ -1,0 +1,129 @@
+"""MLflow tracking with explicit run ids — the only module that imports mlflow.
+
+MLflow's fluent "active run" is thread-local and Prefect runs tasks on other threads (or
+other processes under Dask), so every call here names its run id. Default store: a sqlite
+database and an artifact folder inside the project (embedded, nothing to start);
+``MLFLOW_TRACKING_URI`` or ``tracking.uri`` point it at a real server instead.
+
+Privacy: callers pass params, aggregate metrics and privatized artifacts only. Nothing here
+accepts document text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from textsift.config import TrackingParams
+
+PARENT_ENV = "TEXTSIFT_PARENT_RUN_ID"
+_MAX_PARAM_CHARS = 6000
+
+
+def resolve_uri(params: TrackingParams, root: Path) -> str:
+    """MLFLOW_TRACKING_URI, else ``tracking.uri``, else ``sqlite:///<root>/mlruns.db``."""
+    uri = os.environ.get("MLFLOW_TRACKING_URI") or params.uri
+    return uri or f"sqlite:///{(root / 'mlruns.db').resolve()}"
+
+
+def git_commit(root: Path) -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 else "unknown"
+
+
+def dvc_lock_digest(root: Path) -> str:
+    lock = root / "dvc.lock"
+    return hashlib.sha256(lock.read_bytes()).hexdigest()[:16] if lock.exists() else "none"
+
+
+class Tracker:
+    """A thin, thread-safe facade over ``MlflowClient`` with explicit run ids."""
+
+    def __init__(self, params: TrackingParams, root: Path) -> None:
+        from mlflow.tracking import MlflowClient
+
+        self.root = root
+        self.uri = resolve_uri(params, root)
+        self.client = MlflowClient(tracking_uri=self.uri)
+        self.experiment_id = self._experiment(params.experiment)
+
+    def _experiment(self, name: str) -> str:
+        existing = self.client.get_experiment_by_name(name)
+        if existing is not None:
+            return existing.experiment_id
+        location = None
+        if self.uri.startswith("sqlite:"):
+            location = (self.root / "mlartifacts").resolve().as_uri()
+        try:
+            return self.client.create_experiment(name, artifact_location=location)
+        except Exception:  # another task created it first
+            found = self.client.get_experiment_by_name(name)
+            if found is None:
+                raise
+            return found.experiment_id
+
+    def start_run(self, name: str, parent_id: str | None = None, tags: Mapping[str, str] | None = None) -> str:
+        """Create a run (a child of ``parent_id`` when given) and return its id."""
+        all_tags = {
+            "textsift.git_commit": git_commit(self.root),
+            "textsift.dvc_lock": dvc_lock_digest(self.root),
+            **(tags or {}),
+        }
+        if parent_id:
+            all_tags["mlflow.parentRunId"] = parent_id
+        run = self.client.create_run(self.experiment_id, run_name=name, tags=all_tags)
+        return run.info.run_id
+
+    def log_params(self, run_id: str, params: Mapping[str, Any]) -> None:
+        from mlflow.entities import Param
+
+        items = [Param(k, str(v)[:_MAX_PARAM_CHARS]) for k, v in sorted(params.items())]
+        for start in range(0, len(items), 100):
+            self.client.log_batch(run_id, params=items[start : start + 100])
+
+    def log_metrics(self, run_id: str, metrics: Mapping[str, float], step: int = 0) -> None:
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        items = [Metric(k, float(v), now, step) for k, v in sorted(metrics.items())]
+        for start in range(0, len(items), 500):
+            self.client.log_batch(run_id, metrics=items[start : start + 500])
+
+    def set_tags(self, run_id: str, tags: Mapping[str, str]) -> None:
+        for key, value in tags.items():
+            self.client.set_tag(run_id, key, value)
+
+    def log_artifact(self, run_id: str, path: str | Path, artifact_path: str | None = None) -> None:
+        self.client.log_artifact(run_id, str(path), artifact_path)
+
+    def log_sklearn_model(self, run_id: str, model: Any, name: str) -> str:
+        """Save a fitted estimator in MLflow's sklearn format under the run; return its URI."""
+        import mlflow.sklearn
+
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(tmp) / name
+            mlflow.sklearn.save_model(
+                model, str(target), pip_requirements=["scikit-learn==" + _version("scikit-learn")]
+            )
+            self.client.log_artifacts(run_id, str(target), name)
+        return f"runs:/{run_id}/{name}"
+
+    def end_run(self, run_id: str, ok: bool) -> None:
+        self.client.set_terminated(run_id, "FINISHED" if ok else "FAILED")
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import version
+
+    return version(dist)

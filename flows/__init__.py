@@ -1,0 +1,1 @@
+"""Prefect flows that wire textsift stages together (the only code importing prefect)."""

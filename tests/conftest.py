@@ -1,0 +1,53 @@
+"""Shared test setup: telemetry off, Prefect state in a temporary home, tiny params."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+_PREFECT_HOME = tempfile.mkdtemp(prefix="textsift-prefect-")
+os.environ["PREFECT_HOME"] = _PREFECT_HOME
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+os.environ.pop("MLFLOW_TRACKING_URI", None)
+
+from textsift.telemetry import disable_telemetry  # noqa: E402
+
+disable_telemetry()
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def tiny_params(**overrides: object) -> dict:
+    """params.yaml content for fast tests: a small demo corpus."""
+    params: dict = {
+        "seed": 7,
+        "device": "cpu",
+        "ingest": {"demo": {"n_docs": 120}},
+        "evaluate": {"tfidf_logreg": {"n_features_log2": 12, "max_iter": 200}},
+    }
+    for dotted, value in overrides.items():
+        node = params
+        parts = dotted.split("__")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return params
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project folder with tiny params.yaml."""
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(tiny_params()), encoding="utf-8")
+    return tmp_path
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.exists():
+        pytest.skip("../shared/data is absent (a fresh clone): real-data tests skipped")
+    return SHARED_DATA
