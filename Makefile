@@ -15,6 +15,7 @@ export MLFLOW_DISABLE_TELEMETRY := true
 export GX_ANALYTICS_ENABLED := False
 export HF_HUB_OFFLINE := 1
 export PYTHONDONTWRITEBYTECODE := 1
+export DVC_SITE_CACHE_DIR ?= $(CURDIR)/.dvc/tmp/site_cache
 
 .PHONY: setup run repro test bench lint mlflow-ui clean
 
@@ -34,6 +35,7 @@ repro: setup  ## the same stages through DVC
 	$(BIN)/dvc repro
 
 test: setup
+	$(BIN)/ruff check components flows tests bench
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: setup  ## figures to bench/results/latest.json

@@ -13,6 +13,7 @@ explicitly, because tasks run on other threads or processes).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from textsift.telemetry import disable_telemetry
 disable_telemetry()
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "textsift")
+os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
 from prefect import flow, get_run_logger, task  # noqa: E402
 from prefect.futures import wait  # noqa: E402
@@ -33,6 +35,8 @@ from textsift.errors import TextsiftError  # noqa: E402
 from textsift.registry import instances, upstream_instances  # noqa: E402
 from textsift.stages import run_stage  # noqa: E402
 from textsift.tracking import Tracker  # noqa: E402
+
+logging.getLogger("textsift").setLevel(logging.INFO)  # aggregates only; forwarded to Prefect's logs
 
 
 def _retry_transient(_task: Any, _task_run: Any, state: Any) -> bool:
@@ -77,7 +81,8 @@ def pipeline(root: str = ".", params_path: str | None = None) -> dict[str, Any]:
         ok = True
     finally:
         tracker.end_run(parent, ok)
-    logger.info("pipeline finished: %d stage instances; MLflow run %s at %s", len(metrics), parent, tracker.uri)
+    logger.info("pipeline finished: %d stage instances; MLflow run %s at %s",
+                len(metrics), parent, tracker.uri)
     return {"parent_run_id": parent, "tracking_uri": tracker.uri, "experiment_id": tracker.experiment_id,
             "metrics": metrics}
 

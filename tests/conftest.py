@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -13,17 +14,27 @@ _PREFECT_HOME = tempfile.mkdtemp(prefix="textsift-prefect-")
 os.environ["PREFECT_HOME"] = _PREFECT_HOME
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 os.environ.pop("MLFLOW_TRACKING_URI", None)
+os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "textsift")
+os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
+from textsift.config import parse_params  # noqa: E402
 from textsift.telemetry import disable_telemetry  # noqa: E402
 
 disable_telemetry()
+# Prefect's console handler may log after pytest closed its capture streams at exit; that
+# is noise, not a failure.
+logging.raiseExceptions = False
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 def tiny_params(**overrides: object) -> dict:
-    """params.yaml content for fast tests: a small demo corpus."""
+    """Complete params.yaml content for fast tests: a small demo corpus.
+
+    Every key is written out (as in the committed params.yaml) because DVC reads the params
+    a stage declares from the file itself. Overrides use ``__`` for nesting.
+    """
     params: dict = {
         "seed": 7,
         "device": "cpu",
@@ -36,7 +47,7 @@ def tiny_params(**overrides: object) -> dict:
         for part in parts[:-1]:
             node = node.setdefault(part, {})
         node[parts[-1]] = value
-    return params
+    return parse_params(params).model_dump(mode="json")
 
 
 @pytest.fixture

@@ -30,7 +30,9 @@ class DemoCorpusParams(Frozen):
     n_docs: int = Field(2000, ge=10, description="documents to generate")
     pii_per_doc: float = Field(2.0, ge=0, description="mean planted personal-data spans per document")
     positive_rate: Probability = Field(0.5, ge=0, le=1, description="share of label 'pos'")
-    label_noise: Probability = Field(0.05, ge=0, le=1, description="share of documents whose wording contradicts their label")
+    label_noise: Probability = Field(
+        0.05, ge=0, le=1, description="share of documents whose wording contradicts their label"
+    )
 
 
 class SourceParams(Frozen):

@@ -3,8 +3,8 @@
 ``make run``, the tests and the benchmarks need a corpus that anyone can regenerate, that a
 classifier can learn but not solve outright, and whose personal data is known exactly. Each
 document is 2-8 body sentences (more when it gets many entities) labelled ``pos`` or ``neg``;
-a ``label_noise`` share of documents is worded against its label, and some sentences of every
-document go against its wording, so TF-IDF + logistic regression lands well below 100%.
+a ``label_noise`` share of documents is worded against its label, and one sentiment sentence in
+ten goes against its document's wording, so TF-IDF + logistic regression lands well below 100%.
 
 Personal data (PERSON, CITY, COMPANY, JOB, SCHOOL, PHONE, DATE, EMAIL) is drawn from pools built
 once per seed with Faker and planted with exact character offsets (gold spans). Draws favour the
@@ -22,7 +22,6 @@ from datetime import date
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
 from faker import Faker
 
 from textsift.config import DemoCorpusParams
@@ -31,8 +30,9 @@ from textsift.rng import generator
 
 SPAN_LABELS = ("PERSON", "CITY", "COMPANY", "JOB", "SCHOOL", "PHONE", "DATE", "EMAIL")
 LABELS = ("pos", "neg")  # index = polarity: 0 positive, 1 negative
-AGREEMENT = 0.8  # share of sentiment sentences that follow the document's wording
+AGREEMENT = 0.9  # share of sentiment sentences that follow the document's wording
 _SLOT = re.compile(r"\{([A-Z]+)\}")
+_SCHOOL_FORMS = ("{} University", "University of {}", "{} College", "{} High School")
 
 _ADJ = (
     ("great", "excellent", "wonderful", "fantastic", "superb", "reliable", "friendly", "helpful",
@@ -71,8 +71,8 @@ _SENTIMENT = {
     "review": (
         "The {ASPECT} was {ADJ}.", "The {ASPECT} is {ADJ} and the {ASPECT} was {ADJ}.",
         "I {VERB} the {ASPECT}.", "Overall, {OVERALL}.", "Honestly, the {ASPECT} was not {XADJ} at all.",
-        "To be fair, the {ASPECT} felt {ADJ}.", "In short, {OVERALL}.", "After a month, I {VERB} the {ASPECT}.",
-        "The {ASPECT} turned out {ADJ}, and {OVERALL}.",
+        "To be fair, the {ASPECT} felt {ADJ}.", "In short, {OVERALL}.",
+        "After a month, I {VERB} the {ASPECT}.", "The {ASPECT} turned out {ADJ}, and {OVERALL}.",
     ),
     "message": (
         "Just wanted to say the {ASPECT} was {ADJ}.", "Quick note: I {VERB} the {ASPECT}.",
@@ -102,11 +102,12 @@ _PII = {
                "Please forward this to {PERSON}.", "My colleague {PERSON} ordered one too."),
     "CITY": ("I live in {CITY}.", "We ordered from the store in {CITY}.", "It was shipped to {CITY}.",
              "I am moving to {CITY} next month."),
-    "COMPANY": ("I bought it through {COMPANY}.", "I work at {COMPANY}.", "Delivery was handled by {COMPANY}.",
-                "My employer, {COMPANY}, paid for it."),
+    "COMPANY": ("I bought it through {COMPANY}.", "I work at {COMPANY}.",
+                "Delivery was handled by {COMPANY}.", "My employer, {COMPANY}, paid for it."),
     "JOB": ("My job title is {JOB}.", "I use it at work ({JOB}).", "My role at work: {JOB}.",
             "I listed my occupation as {JOB}."),
-    "SCHOOL": ("My son goes to {SCHOOL}.", "I studied at {SCHOOL}.", "We met at {SCHOOL}.", "I teach at {SCHOOL}."),
+    "SCHOOL": ("My son goes to {SCHOOL}.", "I studied at {SCHOOL}.", "We met at {SCHOOL}.",
+               "I teach at {SCHOOL}."),
     "PHONE": ("You can reach me at {PHONE}.", "Call me on {PHONE}.", "My number is {PHONE}.",
               "Text {PHONE} if anything changes."),
     "DATE": ("I ordered it on {DATE}.", "It arrived on {DATE}.", "My birthday is {DATE}.",
@@ -128,57 +129,71 @@ _PII_T = {label: _compile(ts) for label, ts in _PII.items()}
 
 @lru_cache(maxsize=4)
 def entity_pools(seed: int) -> dict[str, tuple[str, ...]]:
-    """Pools of fake personal data for each span label, built once per seed with one Faker."""
+    """Pools of fake personal data, built once per seed with one seeded Faker.
+
+    Args:
+        seed: Root seed of the corpus.
+
+    Returns:
+        Span label -> the values that documents draw from (names and emails are paired by index).
+    """
     fake = Faker("en_US")
     fake.seed_instance(seed)
-    firsts = [fake.first_name() for _ in range(3000)]
-    lasts = [fake.last_name() for _ in range(3000)]
+    firsts = [fake.first_name() for _ in range(600)]  # Faker's weighted name draws are slow:
+    lasts = [fake.last_name() for _ in range(600)]  # 2,000 people are paired from 600 + 600 names
+    people = [(fake.random_element(firsts), fake.random_element(lasts)) for _ in range(2000)]
     cities = tuple(fake.city() for _ in range(500))
     jobs = (fake.job() for _ in range(2000))
     days = [fake.date_between(date(2015, 1, 1), date(2024, 12, 31)) for _ in range(1000)]
     emails = []
-    for first, last in zip(firsts[:2000], lasts[:2000], strict=True):
+    for first, last in people:
         first, last = re.sub(r"[^a-z]", "", first.lower()), re.sub(r"[^a-z]", "", last.lower())
         local = fake.random_element((f"{first}.{last}", f"{first[0]}{last}{fake.random_int(1, 99)}",
                                      f"{first}{fake.random_int(1950, 2005)}"))
         emails.append(f"{local}@{fake.free_email_domain()}")
     return {
-        "PERSON": tuple(f"{first} {last}" for first, last in zip(firsts, lasts, strict=True)),
+        "PERSON": tuple(f"{first} {last}" for first, last in people),
         "CITY": cities,
-        "COMPANY": tuple(fake.company() for _ in range(500)),
+        "COMPANY": tuple(fake.company() for _ in range(300)),
         "JOB": tuple(dict.fromkeys(j for j in jobs if "," not in j and "(" not in j)),
-        "SCHOOL": tuple(fake.random_element(("{} University", "University of {}", "{} College", "{} High School"))
-                        .format(fake.random_element(cities)) for _ in range(300)),
-        "PHONE": tuple(fake.phone_number() for _ in range(2000)),
+        "SCHOOL": tuple(fake.random_element(_SCHOOL_FORMS).format(fake.random_element(cities))
+                        for _ in range(300)),
+        "PHONE": tuple(fake.phone_number() for _ in range(1000)),
         "DATE": tuple(f"{d:%B} {d.day}, {d.year}" if k % 2 else d.isoformat() for k, d in enumerate(days)),
         "EMAIL": tuple(emails),
     }
 
 
-def _pick(options: Sequence, rng: np.random.Generator, skew: bool = False):
-    """A uniform choice, or one favouring the head of the sequence (density ~ 1/sqrt(rank))."""
-    u = rng.random()
-    return options[int((u * u if skew else u) * len(options))]
+_MAX_SLOTS = max(len(t) // 2 for group in (_SENTIMENT_T, _NEUTRAL_T, _PII_T)
+                 for ts in group.values() for t in ts)
+
+
+def _pick(options: Sequence, u: float):
+    """The option at uniform draw ``u`` in [0, 1)."""
+    return options[int(u * len(options))]
 
 
 def _document(i: int, params: DemoCorpusParams, pools: dict[str, tuple[str, ...]], seed: int) -> RawRecord:
     """Document ``i``: every draw comes from the generator keyed by (seed, "demo", its id)."""
     doc_id = f"demo-{i:06d}"
     rng = generator(seed, "demo", doc_id)
-    label = int(rng.random() >= params.positive_rate)
-    wording = label ^ int(rng.random() < params.label_noise)
-    style = "review" if rng.random() < 0.5 else "message"
-    n_sent = int(rng.integers(2, 9))
-    n_sentiment = 1 + int(rng.binomial(n_sent - 1, 0.5))
-    entities = rng.integers(0, len(SPAN_LABELS), size=int(rng.poisson(params.pii_per_doc)))
-    body = [(_pick(_SENTIMENT_T[style], rng), wording if rng.random() < AGREEMENT else 1 - wording)
+    n_entities = int(rng.poisson(params.pii_per_doc))
+    # One vector of uniforms (scalar numpy calls are slow), sized for the most a document can use:
+    # 11 header draws, per body sentence its template, agreement or entity type, order and slots, 2 frame.
+    u = iter(rng.random(13 + (8 + n_entities) * (3 + _MAX_SLOTS)).tolist()).__next__
+    label = int(u() >= params.positive_rate)
+    wording = label ^ int(u() < params.label_noise)
+    style = "review" if u() < 0.5 else "message"
+    n_sent = 2 + int(u() * 7)
+    n_sentiment = 1 + sum(u() < 0.5 for _ in range(n_sent - 1))
+    body = [(_pick(_SENTIMENT_T[style], u()), wording if u() < AGREEMENT else 1 - wording)
             for _ in range(n_sentiment)]
-    body += [(_pick(_PII_T[SPAN_LABELS[e]], rng), wording) for e in entities]
-    body += [(_pick(_NEUTRAL_T[style], rng), wording) for _ in range(n_sent - len(body))]
+    body += [(_pick(_PII_T[_pick(SPAN_LABELS, u())], u()), wording) for _ in range(n_entities)]
+    body += [(_pick(_NEUTRAL_T[style], u()), wording) for _ in range(n_sent - len(body))]
     opening, closing = _FRAME[style]
-    sentences = [((_pick(opening, rng),), wording)] if opening else []
-    sentences += [body[k] for k in rng.permutation(len(body))]
-    sentences += [((_pick(closing, rng),), wording)] if closing else []
+    sentences = [((_pick(opening, u()),), wording)] if opening else []
+    sentences += sorted(body, key=lambda _: u())
+    sentences += [((_pick(closing, u()),), wording)] if closing else []
 
     pieces: list[str] = []
     spans: list[Span] = []
@@ -191,10 +206,10 @@ def _document(i: int, params: DemoCorpusParams, pools: dict[str, tuple[str, ...]
             if k % 2 == 0:
                 value = part
             elif part in pools:
-                value = _pick(pools[part], rng, skew=True)
+                value = _pick(pools[part], u() ** 2)  # favours the pool's head: values recur
                 spans.append(Span(length, length + len(value), part))
             else:
-                value = _pick(_ASPECTS, rng) if part == "ASPECT" else _pick(_WORDS[part][polarity], rng)
+                value = _pick(_ASPECTS if part == "ASPECT" else _WORDS[part][polarity], u())
             pieces.append(value)
             length += len(value)
     text = "".join(pieces)

@@ -13,6 +13,7 @@ TELEMETRY_OFF = {
     "MLFLOW_DISABLE_TELEMETRY": "true",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "DVC_NO_ANALYTICS": "1",
+    "DVC_SITE_CACHE_DIR": os.path.join(os.path.expanduser("~"), ".cache", "textsift", "dvc-site"),
     "GX_ANALYTICS_ENABLED": "False",
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",

@@ -73,7 +73,9 @@ class Tracker:
                 raise
             return found.experiment_id
 
-    def start_run(self, name: str, parent_id: str | None = None, tags: Mapping[str, str] | None = None) -> str:
+    def start_run(
+        self, name: str, parent_id: str | None = None, tags: Mapping[str, str] | None = None
+    ) -> str:
         """Create a run (a child of ``parent_id`` when given) and return its id."""
         all_tags = {
             "textsift.git_commit": git_commit(self.root),

@@ -42,7 +42,8 @@ def test_headerless_tsv_with_columns(tmp_path: Path) -> None:
 
 def test_jsonl_gz_with_spans(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl.gz"
-    rows = [{"id": "a", "text": "Call Ann now", "label": "x", "spans": [{"start": 5, "end": 8, "label": "PERSON"}]}]
+    spans = [{"start": 5, "end": 8, "label": "PERSON"}]
+    rows = [{"id": "a", "text": "Call Ann now", "label": "x", "spans": spans}]
     path.write_bytes(gzip.compress("\n".join(json.dumps(r) for r in rows).encode()))
     got = records(path, spans_field="spans")
     assert got[0].spans == (Span(5, 8, "PERSON"),)

@@ -14,9 +14,8 @@ import math
 import pandas as pd
 
 from textsift import quality
-from textsift.corpus import read_corpus, write_json
-from textsift.corpus import atomic_path
-from textsift.evaluation.utility import score, train_tfidf_logreg
+from textsift.corpus import atomic_path, read_corpus, write_json
+from textsift.evaluation.utility import UTILITY_METRICS, score, train_tfidf_logreg
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
@@ -28,6 +27,7 @@ TABLE = "reports/evaluate/utility.csv"
 def run(ctx: StageContext) -> None:
     params = ctx.params
     corpus = read_corpus(ctx.path(CORPUS))
+    quality.check_corpus(corpus, name="evaluate_input").raise_if_failed()
     train = corpus[corpus["split"] == "train"]
     test = corpus[corpus["split"] == "test"]
     model = train_tfidf_logreg(train["text"], train["label"], params.evaluate.tfidf_logreg, params.seed)
@@ -35,7 +35,7 @@ def run(ctx: StageContext) -> None:
     rows = [{"setting": "original", "classifier": "tfidf_logreg", "test_on": "original", **original}]
     nested = {"original": {"tfidf_logreg": original}}
     flat = {f"original.tfidf_logreg.{k}": v for k, v in original.items() if not math.isnan(v)}
-    report = quality.check_metrics(flat, name="evaluate_metrics", unit_interval=("accuracy", "macro_f1", "roc_auc"))
+    report = quality.check_metrics(flat, name="evaluate_metrics", unit_interval=UTILITY_METRICS)
     report.raise_if_failed()
     write_json(nested, ctx.path(METRICS))
     with atomic_path(ctx.path(TABLE)) as tmp:

@@ -1,0 +1,1 @@
+"""Benchmarks behind `make bench`; figures go to bench/results/latest.json."""

@@ -1,0 +1,176 @@
+"""Expectation suites for the canonical corpus and for evaluation metrics.
+
+No suite ever sees document text. GX quotes the values an expectation rejects, and those
+results would reach logs; so ``check_corpus`` validates a derived frame of ids, labels,
+splits, text lengths and counts of out-of-bounds spans, and ``check_metrics`` validates
+numbers only. The expectation lists are plain ``(type, kwargs)`` pairs, so this module
+never imports Great Expectations (see ``runner``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from textsift.corpus import CORPUS_SCHEMA, SPLITS
+from textsift.errors import QualityError
+from textsift.quality.runner import Expectation, QualityReport, run_suite
+
+UNIT_INTERVAL_SUFFIXES = ("accuracy", "f1", "precision", "recall", "auc", "fraction", "rate")
+
+
+def _text_len(text: Any) -> int | None:
+    """Characters of ``text`` after stripping whitespace; None when the text is missing."""
+    return len(text.strip()) if isinstance(text, str) else None
+
+
+def _bad_spans(text: Any, spans: Any) -> int:
+    """How many spans break ``0 <= start < end <= len(text)`` (a malformed span counts as bad)."""
+    if not pd.api.types.is_list_like(spans):
+        return 0
+    limit = len(text) if isinstance(text, str) else 0
+    bad = 0
+    for span in spans:
+        try:
+            bad += not 0 <= int(span["start"]) < int(span["end"]) <= limit
+        except (KeyError, TypeError, ValueError):
+            bad += 1
+    return bad
+
+
+def corpus_frame(frame: pd.DataFrame, split_fractions: Mapping[str, float]) -> pd.DataFrame:
+    """The text-free frame the corpus suite validates.
+
+    Columns: ``doc_id, label, split`` as given; ``text_len`` (stripped length, null for
+    missing text); ``bad_spans`` (out-of-bounds spans per document); and ``is_<split>``
+    (1.0 or 0.0) for each split named in ``split_fractions``, whose mean is that split's share.
+    """
+    texts = frame["text"].tolist()
+    derived = pd.DataFrame(
+        {
+            "doc_id": frame["doc_id"].to_numpy(),
+            "label": frame["label"].to_numpy(),
+            "split": frame["split"].to_numpy(),
+            "text_len": pd.Series([_text_len(t) for t in texts], dtype="float64"),
+            "bad_spans": [_bad_spans(t, s) for t, s in zip(texts, frame["spans"].tolist(), strict=True)],
+        }
+    )
+    for split in split_fractions:
+        derived[f"is_{split}"] = (derived["split"] == split).astype("float64")
+    return derived
+
+
+def corpus_expectations(
+    labels: set[str] | None,
+    split_fractions: Mapping[str, float],
+    tolerance: float,
+    require_splits: tuple[str, ...],
+) -> list[Expectation]:
+    """The corpus suite over ``corpus_frame`` columns (see ``check_corpus``)."""
+    expectations: list[Expectation] = [
+        ("expect_table_row_count_to_be_between", {"min_value": 1}),
+        ("expect_column_values_to_not_be_null", {"column": "doc_id"}),
+        ("expect_column_values_to_be_unique", {"column": "doc_id"}),
+        ("expect_column_values_to_not_be_null", {"column": "text_len"}),
+        ("expect_column_values_to_be_between", {"column": "text_len", "min_value": 1}),
+        ("expect_column_values_to_not_be_null", {"column": "label"}),
+        ("expect_column_values_to_not_be_null", {"column": "split"}),
+        ("expect_column_values_to_be_in_set", {"column": "split", "value_set": list(SPLITS)}),
+        ("expect_column_values_to_be_between", {"column": "bad_spans", "min_value": 0, "max_value": 0}),
+    ]
+    if labels is not None:
+        in_labels = {"column": "label", "value_set": sorted(labels)}
+        expectations.append(("expect_column_values_to_be_in_set", in_labels))
+    if require_splits:
+        has_splits = {"column": "split", "value_set": list(require_splits)}
+        expectations.append(("expect_column_distinct_values_to_contain_set", has_splits))
+    for split, share in split_fractions.items():
+        bounds = {"min_value": share - tolerance, "max_value": share + tolerance}
+        expectations.append(("expect_column_mean_to_be_between", {"column": f"is_{split}", **bounds}))
+    return expectations
+
+
+def check_corpus(
+    frame: pd.DataFrame,
+    *,
+    labels: set[str] | None = None,
+    split_fractions: dict[str, float] | None = None,
+    tolerance: float = 0.05,
+    require_splits: tuple[str, ...] = ("train", "test"),
+    name: str = "corpus",
+) -> QualityReport:
+    """Validate a canonical corpus frame (``doc_id, text, label, split, spans``).
+
+    Expects: at least one row; doc_id non-null and unique; text non-null and not blank;
+    label non-null (and in ``labels`` when given); split non-null and one of SPLITS; every
+    split of ``require_splits`` present; each split's share within ``tolerance`` of
+    ``split_fractions`` when given; every span inside its text (``0 <= start < end <= len``).
+
+    Args:
+        frame: The corpus; only a text-free derivation of it is handed to GX.
+        labels: The allowed labels, or None to accept any non-null label.
+        split_fractions: Expected share of each split, e.g. ``{"train": 0.7, "test": 0.2}``.
+        tolerance: Allowed absolute deviation of each share.
+        require_splits: Splits that must hold at least one document.
+        name: Suite name for the report and its metrics.
+
+    Returns:
+        The report; call ``raise_if_failed`` to stop a stage on failure.
+
+    Raises:
+        QualityError: When ``frame`` lacks canonical columns.
+    """
+    missing = [column for column in CORPUS_SCHEMA.names if column not in frame.columns]
+    if missing:
+        raise QualityError(f"quality suite '{name}': corpus frame lacks columns {missing}")
+    fractions = split_fractions or {}
+    expectations = corpus_expectations(labels, fractions, tolerance, require_splits)
+    return run_suite(name, corpus_frame(frame, fractions), expectations)
+
+
+def is_unit_interval(key: str, suffixes: tuple[str, ...]) -> bool:
+    """True when ``key`` ends with a suffix after a ``. _ / -`` boundary (``test.macro_f1`` ~ ``f1``)."""
+    return any(re.search(rf"(?:^|[._/-]){re.escape(suffix)}$", key) for suffix in suffixes)
+
+
+def _finite_or_none(value: Any) -> float | None:
+    """``value`` as a float, or None when it is NaN, infinite or not a number (GX sees it as null)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def check_metrics(
+    metrics: Mapping[str, float],
+    *,
+    name: str = "metrics",
+    unit_interval: tuple[str, ...] = UNIT_INTERVAL_SUFFIXES,
+) -> QualityReport:
+    """Validate evaluation metrics: all finite; unit-interval ones within [0, 1].
+
+    The derived frame has one row and one column per metric, with non-finite values as
+    null, so each failure names its metric: ``expect_column_values_to_not_be_null(k)``
+    means "k is NaN, infinite or not a number"; ``..._to_be_between(k)`` means "outside [0, 1]".
+
+    Args:
+        metrics: Metric key to value.
+        name: Suite name for the report and its metrics.
+        unit_interval: Key suffixes of metrics that must lie in [0, 1].
+
+    Returns:
+        The report; it fails on an empty ``metrics`` too.
+    """
+    frame = pd.DataFrame({key: [_finite_or_none(value)] for key, value in metrics.items()}, dtype="float64")
+    expectations: list[Expectation] = [("expect_table_column_count_to_be_between", {"min_value": 1})]
+    for key in metrics:
+        expectations.append(("expect_column_values_to_not_be_null", {"column": key}))
+        if is_unit_interval(key, unit_interval):
+            in_unit = {"column": key, "min_value": 0, "max_value": 1}
+            expectations.append(("expect_column_values_to_be_between", in_unit))
+    return run_suite(name, frame, expectations)

@@ -1,0 +1,69 @@
+"""Stages log to a real `mlflow server` started on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.integration.conftest import make_project
+from textsift.stages import run_stage
+
+pytestmark = pytest.mark.integration
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def mlflow_server(tmp_path: Path):
+    port = _free_port()
+    mlflow_bin = Path(sys.executable).with_name("mlflow")
+    proc = subprocess.Popen(
+        [str(mlflow_bin), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+         "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
+         "--artifacts-destination", str(tmp_path / "server-artifacts")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            time.sleep(1)
+    else:
+        proc.kill()
+        pytest.fail("mlflow server did not answer within 120 s")
+    try:
+        yield url
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(timeout=30)
+
+
+def test_stages_log_to_a_real_server(mlflow_server: str, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server)
+    root = make_project(tmp_path / "project")
+    run_stage("ingest", root=root)
+    run_stage("evaluate", root=root)
+    assert not (root / "mlruns.db").exists()  # nothing went to the embedded store
+    client = MlflowClient(mlflow_server)
+    experiment = client.get_experiment_by_name("textsift")
+    runs = {r.data.tags["textsift.stage"]: r for r in client.search_runs([experiment.experiment_id])}
+    assert set(runs) == {"ingest", "evaluate"}
+    assert runs["ingest"].data.metrics["docs.read"] == 120
+    artifacts = {a.path for a in client.list_artifacts(runs["evaluate"].info.run_id, "tfidf_logreg")}
+    assert "tfidf_logreg/MLmodel" in artifacts

@@ -1,0 +1,79 @@
+"""The Prefect flow end to end: real flow run, real MLflow store, real GX suites."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+
+from textsift.corpus import read_corpus
+from textsift.errors import QualityError
+from textsift.stages import run_stage
+
+pytestmark = pytest.mark.integration
+
+
+def test_flow_writes_every_output(flow_run: dict) -> None:
+    root: Path = flow_run["root"]
+    corpus = read_corpus(root / "data/ingest/corpus.parquet")
+    ingest = json.loads((root / "metrics/ingest.json").read_text())
+    assert len(corpus) == ingest["docs.accepted"] > 100
+    assert ingest["docs.read"] == 120
+    assert set(corpus["split"]) == {"train", "validation", "test"}
+    assert corpus["spans"].map(len).sum() > 0
+    evaluation = json.loads((root / "metrics/evaluate.json").read_text())
+    assert 0.5 < evaluation["original"]["tfidf_logreg"]["accuracy"] <= 1.0
+    table = pd.read_csv(root / "reports/evaluate/utility.csv")
+    assert list(table["setting"]) == ["original"]
+
+
+def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
+    result = flow_run["result"]
+    client = MlflowClient(result["tracking_uri"])
+    parent = client.get_run(result["parent_run_id"])
+    assert parent.info.status == "FINISHED"
+    assert parent.data.params["ingest.split.test"] == "0.2"
+    assert parent.data.tags["textsift.git_commit"]
+    children = client.search_runs(
+        [result["experiment_id"]], f"tags.mlflow.parentRunId = '{parent.info.run_id}'"
+    )
+    by_stage = {run.data.tags["textsift.stage"]: run for run in children}
+    assert set(by_stage) == {"ingest", "evaluate"}
+    assert all(run.info.status == "FINISHED" for run in children)
+    assert by_stage["ingest"].data.params["ingest.max_chars"] == "20000"
+    assert by_stage["ingest"].data.metrics["docs.read"] == 120
+    assert by_stage["ingest"].data.metrics["quality.ingest_corpus.failed"] == 0
+    evaluate = by_stage["evaluate"]
+    assert 0 < evaluate.data.metrics["original.tfidf_logreg.accuracy"] <= 1
+    artifacts = {a.path for a in client.list_artifacts(evaluate.info.run_id)}
+    assert {"tfidf_logreg", "evaluate"} <= artifacts
+    model_files = {a.path for a in client.list_artifacts(evaluate.info.run_id, "tfidf_logreg")}
+    assert "tfidf_logreg/MLmodel" in model_files
+
+
+def test_logged_model_loads_and_predicts(flow_run: dict) -> None:
+    import mlflow.sklearn
+
+    result = flow_run["result"]
+    client = MlflowClient(result["tracking_uri"])
+    evaluate = client.search_runs([result["experiment_id"]], "tags.`textsift.stage` = 'evaluate'")[0]
+    import mlflow
+
+    mlflow.set_tracking_uri(result["tracking_uri"])
+    model = mlflow.sklearn.load_model(f"runs:/{evaluate.info.run_id}/tfidf_logreg")
+    assert set(model.predict(["a wonderful film", "an awful film"])) <= {"pos", "neg"}
+
+
+def test_corrupted_ingest_output_fails_the_next_stage_with_the_expectation_named(flow_run: dict) -> None:
+    root: Path = flow_run["root"]
+    path = root / "data/ingest/corpus.parquet"
+    corpus = read_corpus(path)
+    corrupted = pd.concat([corpus, corpus.iloc[:3]], ignore_index=True)
+    from textsift.corpus import corpus_table, write_table
+
+    write_table(corpus_table(corrupted), path)
+    with pytest.raises(QualityError, match=r"expect_column_values_to_be_unique.*doc_id"):
+        run_stage("evaluate", root=root)

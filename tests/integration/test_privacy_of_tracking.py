@@ -1,0 +1,57 @@
+"""No document text reaches MLflow (params, tags, metrics, artifacts) or Prefect's logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+
+from textsift.corpus import read_corpus
+
+pytestmark = pytest.mark.integration
+
+
+def _secrets(root: Path) -> list[str]:
+    """Every document text, and every planted personal-data value of 6+ characters."""
+    corpus = read_corpus(root / "data/ingest/corpus.parquet")
+    values = set(corpus["text"])
+    for text, spans in zip(corpus["text"], corpus["spans"], strict=True):
+        values.update(text[s["start"]:s["end"]] for s in spans if s["end"] - s["start"] >= 6)
+    return sorted(values)
+
+
+def _mlflow_blobs(result: dict, dest: Path) -> list[str]:
+    client = MlflowClient(result["tracking_uri"])
+    runs = client.search_runs([result["experiment_id"]])
+    blobs = []
+    for run in runs:
+        blobs.extend(f"{k}={v}" for k, v in run.data.params.items())
+        blobs.extend(f"{k}={v}" for k, v in run.data.tags.items())
+        blobs.extend(run.data.metrics)
+        local = Path(client.download_artifacts(run.info.run_id, "", str(dest / run.info.run_id)))
+        blobs.extend(p.read_bytes().decode("utf-8", "replace") for p in local.rglob("*") if p.is_file())
+    return blobs
+
+
+def test_no_document_text_in_mlflow(flow_run: dict, tmp_path: Path) -> None:
+    secrets = _secrets(flow_run["root"])
+    assert len(secrets) > 100
+    blobs = _mlflow_blobs(flow_run["result"], tmp_path)
+    assert len(blobs) > 20  # the scan really saw params, tags and artifacts
+    leaked = [s for s in secrets if any(s in blob for blob in blobs)]
+    assert leaked == []
+
+
+def test_no_document_text_in_prefect_logs(flow_run: dict) -> None:
+    secrets = _secrets(flow_run["root"])
+    with get_client(sync_client=True) as client:
+        logs = client.read_logs(
+            LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run["flow_run_id"]])), limit=200
+        )
+    messages = [log.message for log in logs]
+    assert any("ingest:" in m for m in messages)  # textsift's own log lines reached Prefect
+    leaked = [s for s in secrets if any(s in m for m in messages)]
+    assert leaked == []

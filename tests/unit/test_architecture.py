@@ -1,0 +1,55 @@
+"""Architecture rules that keep the codebase easy to change (ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from textsift.config import load_params
+from textsift.dvc_render import render_text
+from textsift.registry import STAGES, instances
+
+REPO = Path(__file__).resolve().parents[2]
+LIB = REPO / "components" / "textsift"
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_library_never_imports_prefect_and_only_tracking_imports_mlflow() -> None:
+    offenders = []
+    for path in LIB.rglob("*.py"):
+        names = _imports(path)
+        if "prefect" in names or "prefect_dask" in names:
+            offenders.append(f"{path.relative_to(REPO)} imports prefect")
+        if "mlflow" in names and path.name != "tracking.py":
+            offenders.append(f"{path.relative_to(REPO)} imports mlflow")
+    assert offenders == []
+
+
+def test_committed_dvc_yaml_matches_the_registry() -> None:
+    rendered = render_text(load_params(REPO / "params.yaml"))
+    committed = (REPO / "dvc.yaml").read_text(encoding="utf-8")
+    assert committed == rendered, "dvc.yaml is stale: run `textsift dvc render`"
+
+
+def test_every_registered_stage_has_a_module_and_existing_code_deps() -> None:
+    for stage in STAGES:
+        assert (LIB / "stages" / f"{stage.name}.py").exists()
+        for dep in stage.all_code:
+            assert (REPO / dep).exists(), dep
+
+
+def test_instances_are_in_topological_order() -> None:
+    seen: set[str] = set()
+    for inst in instances(load_params(REPO / "params.yaml")):
+        assert set(inst.stage.upstream) <= seen, inst.name
+        seen.add(inst.stage.name)
