@@ -1,0 +1,58 @@
+"""The registry renders fan-out (foreach) stages for DVC and expands them for the flow."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from textsift import dvc_render, registry
+from textsift.config import Params
+from textsift.errors import StageError
+from textsift.registry import Stage
+
+
+class FanOutParams(Params):
+    settings: dict[str, int] = {"mdp_eps10": 10, "ds_default": 1}
+
+
+FAN = Stage(
+    name="privatize", summary="fan-out", upstream=("ingest",), deps=("data/ingest/corpus.parquet",),
+    params=("seed",), outs=("data/privatized/{key}.parquet",), metrics=("metrics/privatize/{key}.json",),
+    gpu=True, foreach="settings",
+)
+SINK = Stage(name="evaluate", summary="sink", upstream=("privatize",), outs=("reports/x.csv",))
+
+
+@pytest.fixture
+def fanned(monkeypatch: pytest.MonkeyPatch) -> FanOutParams:
+    stages = (registry.get_stage("ingest"), FAN, SINK)
+    monkeypatch.setattr(registry, "STAGES", stages)
+    monkeypatch.setattr(dvc_render, "STAGES", stages)
+    return FanOutParams()
+
+
+def test_instances_expand_foreach_keys_in_sorted_order(fanned: FanOutParams) -> None:
+    names = [i.name for i in registry.instances(fanned)]
+    assert names == ["ingest", "privatize@ds_default", "privatize@mdp_eps10", "evaluate"]
+    sink = [i for i in registry.instances(fanned) if i.name == "evaluate"][0]
+    assert [u.name for u in registry.upstream_instances(sink, fanned)] == [
+        "privatize@ds_default", "privatize@mdp_eps10"]
+    fan = registry.instances(fanned)[1]
+    assert fan.outs == ("data/privatized/ds_default.parquet",)
+
+
+def test_render_uses_dvc_foreach_and_sink_depends_on_every_instance(fanned: FanOutParams) -> None:
+    doc = yaml.safe_load(dvc_render.render_text(fanned))
+    fan = doc["stages"]["privatize"]
+    assert fan["foreach"] == ["ds_default", "mdp_eps10"]
+    assert fan["do"]["cmd"] == "textsift stage privatize --key ${item}"
+    assert fan["do"]["outs"] == ["data/privatized/${item}.parquet"]
+    assert "settings.${item}" in fan["do"]["params"]
+    assert fan["do"]["metrics"] == [{"metrics/privatize/${item}.json": {"cache": False}}]
+    sink_deps = doc["stages"]["evaluate"]["deps"]
+    assert {"data/privatized/ds_default.parquet", "data/privatized/mdp_eps10.parquet"} <= set(sink_deps)
+
+
+def test_unknown_stage_is_a_clear_error() -> None:
+    with pytest.raises(StageError, match="unknown stage 'nope'.*ingest"):
+        registry.get_stage("nope")
