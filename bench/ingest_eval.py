@@ -6,6 +6,7 @@ project on a generated demo corpus, so the numbers are what a user's `make run` 
 
 from __future__ import annotations
 
+import argparse
 import json
 import tempfile
 from pathlib import Path
@@ -18,7 +19,12 @@ from textsift.demo import generate_demo
 from textsift.stages import run_stage
 
 
-def figures(n_docs: int) -> list[Figure]:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--n-docs", type=int, default=50_000, help="documents for the ingest figures")
+
+
+def figures(args: argparse.Namespace) -> list[Figure]:
+    n_docs = args.n_docs
     device = cpu_device()
     gen_seconds, _ = timed(lambda: generate_demo(DemoCorpusParams(n_docs=n_docs), 1234))
     out = [Figure("demo.generate_docs_per_s", n_docs / gen_seconds, "docs/s", device, {"n_docs": n_docs})]

@@ -1,11 +1,15 @@
-"""`make bench`: run every benchmark and write bench/results/latest.json.
+"""`make bench`: run every benchmark module and write bench/results/latest.json.
 
-Usage: python -m bench.run [--n-docs 50000] [--output bench/results/latest.json]
+Each module listed in ``MODULES`` exposes ``figures(args) -> list[Figure]`` and may add its
+own command-line options with ``add_arguments(parser)``.
+
+Usage: python -m bench.run [--only NAME ...] [--n-docs 50000] [--output bench/results/latest.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 from pathlib import Path
 
@@ -13,18 +17,26 @@ from textsift.telemetry import disable_telemetry
 
 disable_telemetry()
 
-from bench import ingest_eval  # noqa: E402
 from bench.harness import write_results  # noqa: E402
+
+MODULES = ("ingest_eval", "metric_dp", "datasifter")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--n-docs", type=int, default=50_000, help="documents for the ingest figures")
+    parser.add_argument("--only", nargs="*", default=None, help=f"modules to run (of {', '.join(MODULES)})")
     parser.add_argument("--output", type=Path, default=Path("bench/results/latest.json"))
+    modules = [importlib.import_module(f"bench.{name}") for name in MODULES]
+    for module in modules:
+        if hasattr(module, "add_arguments"):
+            module.add_arguments(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    figures = ingest_eval.figures(args.n_docs)
-    write_results(figures, args.output)
+    figures = []
+    for name, module in zip(MODULES, modules, strict=True):
+        if args.only is None or name in args.only:
+            figures.extend(module.figures(args))
+            write_results(figures, args.output)  # keep what is measured even if a later module fails
     for figure in figures:
         print(figure.summary())
     print(f"wrote {args.output}")

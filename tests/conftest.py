@@ -39,7 +39,10 @@ def tiny_params(**overrides: object) -> dict:
         "seed": 7,
         "device": "cpu",
         "ingest": {"demo": {"n_docs": 120}},
-        "evaluate": {"tfidf_logreg": {"n_features_log2": 12, "max_iter": 200}},
+        "fill_in": {"vocab_size": 300, "hidden_size": 32, "num_layers": 1, "num_heads": 2, "intermediate_size": 64,
+                    "max_length": 64, "epochs": 1, "batch_size": 16},
+        "evaluate": {"tfidf_logreg": {"n_features_log2": 12, "max_iter": 200},
+                     "transformer": {"epochs": 1, "batch_size": 16, "max_length": 64}},
     }
     for dotted, value in overrides.items():
         node = params

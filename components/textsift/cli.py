@@ -111,6 +111,70 @@ def params_check(params: Path = typer.Argument(Path("params.yaml"))) -> None:
         typer.echo(f"{key} = {value}")
 
 
+def _source(path: Path, fmt: str, text_field: str, label_field: str, id_field: str | None,
+            spans_field: str | None):
+    from textsift.config import SourceParams
+
+    return SourceParams(kind="file", path=str(path), format=fmt, text_field=text_field, label_field=label_field,
+                        id_field=id_field, spans_field=spans_field)
+
+
+@app.command()
+def privatize(
+    input_path: Path = typer.Option(..., "--input", help="CSV/TSV/JSONL/Parquet file to privatize"),
+    setting: str = typer.Option(..., help="name of an entry of privatize.settings"),
+    output: Path = typer.Option(..., help="where to write the privatized file (format from its suffix)"),
+    params: Path = typer.Option(Path("params.yaml")),
+    root: Path = typer.Option(Path("."), help="project whose models and indexes are reused"),
+    fmt: str = typer.Option("auto", "--format"),
+    text_field: str = typer.Option("text"),
+    label_field: str = typer.Option("label"),
+    id_field: str | None = typer.Option(None),
+    spans_field: str | None = typer.Option(None),
+) -> None:
+    """Privatize any file with a named setting, reusing (or training) the pipeline's models."""
+    from textsift.adhoc import privatize_file
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        source = _source(input_path, fmt, text_field, label_field, id_field, spans_field)
+        metrics = privatize_file(input_path, output, setting, params, root.resolve(), source)
+    except TextsiftError as err:
+        _fail(err)
+    typer.echo(json.dumps(metrics, indent=2, sort_keys=True, default=float))
+    typer.echo(f"wrote {output}")
+
+
+@app.command()
+def evaluate(
+    original: Path = typer.Option(..., help="the original file"),
+    privatized: Path = typer.Option(..., help="its privatized version (same ids)"),
+    params: Path = typer.Option(Path("params.yaml")),
+    output: Path | None = typer.Option(None, help="also write the metrics as JSON here"),
+    fmt: str = typer.Option("auto", "--format"),
+    text_field: str = typer.Option("text"),
+    label_field: str = typer.Option("label"),
+    id_field: str | None = typer.Option(None),
+    spans_field: str | None = typer.Option(None, help="privacy spans of the original, for leak rates"),
+) -> None:
+    """Utility and leak metrics of a privatized file against its original."""
+    from textsift.adhoc import evaluate_files, read_file_corpus
+    from textsift.corpus import write_json
+
+    try:
+        loaded = load_params(params)
+        orig = read_file_corpus(original, _source(original, fmt, text_field, label_field, id_field, spans_field),
+                                loaded)
+        priv_source = _source(privatized, fmt, text_field, label_field, id_field or "id", None)
+        priv = read_file_corpus(privatized, priv_source, loaded)
+        metrics = evaluate_files(orig, priv, loaded)
+    except TextsiftError as err:
+        _fail(err)
+    if output:
+        write_json(metrics, output)
+    typer.echo(json.dumps(metrics, indent=2, sort_keys=True, default=float))
+
+
 @app.command()
 def demo(
     out: Path = typer.Option(Path("demo.jsonl"), help="JSONL file to write"),

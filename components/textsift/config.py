@@ -8,20 +8,19 @@ the dotted key that is wrong, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, StringConstraints, ValidationError, model_validator
 
 from textsift.errors import ConfigError
+from textsift.mechanisms.datasifter.config import DataSifterSetting
+from textsift.mechanisms.metric_dp.config import MetricDPSetting
+from textsift.params_base import Frozen
 
 Probability = float  # documented alias; range is enforced with Field(ge=0, le=1)
-
-
-class Frozen(BaseModel):
-    """Base of every params model: immutable, and unknown keys are rejected."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
+Setting = Annotated[DataSifterSetting | MetricDPSetting, Field(discriminator="kind")]
 
 
 class DemoCorpusParams(Frozen):
@@ -97,8 +96,110 @@ class TfidfLogregParams(Frozen):
     max_iter: int = Field(1000, gt=0)
 
 
+class TransformerClassifierParams(Frozen):
+    """A sequence classifier fine-tuned from the corpus-trained fill-in encoder (METHODS.md §5)."""
+
+    enabled: bool = True
+    epochs: float = Field(2.0, gt=0)
+    batch_size: int = Field(32, ge=1)
+    learning_rate: float = Field(1e-4, gt=0)
+    max_length: int = Field(128, ge=16, description="tokens per document (longer ones are truncated)")
+    mixed_precision: bool = Field(True, description="bf16 autocast on CUDA")
+
+
+class FrontierParams(Frozen):
+    """How the frontier ranks settings (METHODS.md §5)."""
+
+    utility: str = Field(
+        "tfidf_logreg.original.accuracy",
+        pattern=r"^[a-z_]+\.(original|privatized)\.(accuracy|macro_f1|roc_auc)$",
+        description="<classifier>.<test_on>.<metric> used as the frontier's utility",
+    )
+    leak_ceiling: Probability = Field(0.2, ge=0, le=1, description="highest acceptable leak rate")
+
+
 class EvaluateParams(Frozen):
     tfidf_logreg: TfidfLogregParams = TfidfLogregParams()
+    transformer: TransformerClassifierParams = TransformerClassifierParams()
+    frontier: FrontierParams = FrontierParams()
+
+
+class ReportParams(Frozen):
+    """The HTML report of a run: tables and plots; privatized examples only when asked."""
+
+    show_examples: bool = False
+    examples_per_setting: int = Field(3, ge=0, le=50)
+
+
+class FillInParams(Frozen):
+    """The corpus-trained masked LM of DataSifterText (METHODS.md §1.1), stage train_fill_in."""
+
+    init_from: str | None = Field(None, description="local checkpoint folder to continue MLM training from")
+    vocab_size: int = Field(8000, ge=100, description="WordPiece vocabulary trained on the training split")
+    hidden_size: int = Field(256, ge=16)
+    num_layers: int = Field(4, ge=1)
+    num_heads: int = Field(4, ge=1)
+    intermediate_size: int = Field(1024, ge=16)
+    max_length: int = Field(128, ge=16, description="tokens per window")
+    epochs: float = Field(3.0, gt=0)
+    batch_size: int = Field(32, ge=1)
+    learning_rate: float = Field(5e-4, gt=0)
+    warmup_fraction: float = Field(0.06, ge=0, lt=1)
+    mask_probability: float = Field(0.15, gt=0, lt=1)
+    mixed_precision: bool = Field(True, description="bf16/fp16 autocast on CUDA")
+    validation_fraction: float = Field(0.1, gt=0, lt=1, description="held-out windows for MLM loss")
+
+    @model_validator(mode="after")
+    def _heads_divide_hidden(self) -> FillInParams:
+        if self.hidden_size % self.num_heads:
+            raise ValueError("fill_in.hidden_size must be a multiple of fill_in.num_heads")
+        return self
+
+
+class EmbeddingSourceParams(Frozen):
+    """One embedding source of METHODS.md §2 and the projected Annoy index built over it."""
+
+    kind: Literal["word2vec", "fasttext", "bert_static", "bert_contextual", "glove"]
+    vectors_path: str | None = Field(None, description="word2vec text/binary vectors file instead of training")
+    model_path: str | None = Field(
+        None, description="BERT folder: a local path, 'fill_in' (the corpus-trained model) or 'minilm' (packaged)"
+    )
+    dim: int = Field(300, ge=2, description="vector size when trained with gensim")
+    epochs: int = Field(5, ge=1)
+    window: int = Field(5, ge=1)
+    min_count: int = Field(2, ge=1)
+    contextual_sample_frac: float = Field(0.05, gt=0, le=1)
+    beta: float = Field(0.7, gt=0, lt=1, description="projection distortion; noise sensitivity is 1 + beta")
+    delta: float = Field(1e-6, gt=0, lt=1)
+    omega: Literal["log", "sqrt_log"] = Field("log", description="log: the notebook's m; sqrt_log: the paper's")
+    n_trees: int = Field(50, ge=1)
+
+
+class GeometryParams(Frozen):
+    """The notebook's experiments per embedding source (METHODS.md §2), run by build_indexes."""
+
+    epsilons: list[float] = Field([5, 10, 15, 25, 50, 75, 100, 125, 150, 200, 300, 500], min_length=1)
+    k_list: list[int] = Field([1, 2, 3, 4, 5, 10, 20, 50, 200, 500, 1000], min_length=1)
+    draws: int = Field(1000, ge=1, description="M, noisy draws per word for N_w and S_w")
+    vocab_sample: int = Field(200, ge=1, description="words sampled for the experiments")
+
+    @model_validator(mode="after")
+    def _positive(self) -> GeometryParams:
+        if any(e <= 0 for e in self.epsilons) or any(k < 1 for k in self.k_list):
+            raise ValueError("geometry.epsilons must be > 0 and geometry.k_list >= 1")
+        return self
+
+
+class IndexesParams(Frozen):
+    sources: dict[Name, EmbeddingSourceParams] = Field(default_factory=dict)
+    geometry: GeometryParams = GeometryParams()
+
+
+class PrivatizeParams(Frozen):
+    """Named privacy settings: one DVC stage instance, Prefect task and MLflow run each."""
+
+    production: bool = Field(False, description="OS entropy; the seed is neither used nor logged")
+    settings: dict[Name, Setting] = Field(default_factory=dict)
 
 
 class QualityParams(Frozen):
@@ -120,8 +221,22 @@ class Params(Frozen):
     device: Literal["auto", "cpu", "cuda"] = "auto"
     tracking: TrackingParams = TrackingParams()
     ingest: IngestParams = IngestParams()
+    fill_in: FillInParams = FillInParams()
+    indexes: IndexesParams = IndexesParams()
+    privatize: PrivatizeParams = PrivatizeParams()
     evaluate: EvaluateParams = EvaluateParams()
+    report: ReportParams = ReportParams()
     quality: QualityParams = QualityParams()
+
+    @model_validator(mode="after")
+    def _settings_name_known_indexes(self) -> Params:
+        for name, setting in self.privatize.settings.items():
+            if isinstance(setting, MetricDPSetting) and setting.index not in self.indexes.sources:
+                known = ", ".join(self.indexes.sources) or "none"
+                raise ValueError(
+                    f"privatize.settings.{name}.index: {setting.index!r} is not in indexes.sources ({known})"
+                )
+        return self
 
 
 def _format_validation_error(err: ValidationError, origin: str) -> str:

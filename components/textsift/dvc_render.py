@@ -26,10 +26,10 @@ def _input_files(stage: Stage, params: Params) -> list[str]:
 
 
 def _deps(stage: Stage, params: Params) -> list[str]:
-    """Declared data deps, every output of fanned-out upstream stages, input files and code."""
+    """Declared data deps, every output and metrics file of fanned-out upstream stages, inputs, code."""
     fanned = [
         path for inst in instances(params)
-        if inst.stage.name in stage.upstream and inst.stage.foreach for path in inst.outs
+        if inst.stage.name in stage.upstream and inst.stage.foreach for path in (*inst.outs, *inst.metrics)
     ]
     return sorted(dict.fromkeys([*stage.deps, *fanned, *_input_files(stage, params), *stage.all_code]))
 

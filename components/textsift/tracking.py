@@ -121,6 +121,31 @@ class Tracker:
             self.client.log_artifacts(run_id, str(target), name)
         return f"runs:/{run_id}/{name}"
 
+    def log_dir(self, run_id: str, local_dir: str | Path, artifact_path: str) -> None:
+        """Log every file of a folder (a saved model) under ``artifact_path``."""
+        self.client.log_artifacts(run_id, str(local_dir), artifact_path)
+
+    def find_run(self, tag: str, value: str) -> str | None:
+        """The newest finished run of this experiment whose tag ``tag`` equals ``value``."""
+        runs = self.client.search_runs(
+            [self.experiment_id], f"tags.`{tag}` = '{value}' and attributes.status = 'FINISHED'",
+            order_by=["attributes.start_time DESC"], max_results=1,
+        )
+        return runs[0].info.run_id if runs else None
+
+    def download_artifacts(self, run_id: str, artifact_path: str, dest: Path) -> Path:
+        dest.mkdir(parents=True, exist_ok=True)
+        return Path(self.client.download_artifacts(run_id, artifact_path, str(dest)))
+
+    def save_transformers_model(self, model: Any, tokenizer: Any, path: Path, task: str = "fill-mask") -> None:
+        """Write a model + tokenizer in MLflow's transformers format to ``path`` (then ``log_dir``)."""
+        import mlflow.transformers
+
+        mlflow.transformers.save_model(
+            transformers_model={"model": model, "tokenizer": tokenizer}, path=str(path), task=task,
+            pip_requirements=[f"transformers=={_version('transformers')}", f"torch=={_version('torch')}"],
+        )
+
     def end_run(self, run_id: str, ok: bool) -> None:
         self.client.set_terminated(run_id, "FINISHED" if ok else "FAILED")
 

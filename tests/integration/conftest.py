@@ -21,12 +21,24 @@ def make_project(root: Path, **overrides: object) -> Path:
     return root
 
 
+# The whole product on the tiny corpus: a tiny word2vec index and one setting per mechanism.
+FULL_PIPELINE = {
+    "indexes__sources": {"w2v": {"kind": "word2vec", "dim": 32, "epochs": 2, "min_count": 1, "n_trees": 5}},
+    "indexes__geometry": {"epsilons": [5, 500], "k_list": [1, 5], "draws": 20, "vocab_sample": 20},
+    "privatize__settings": {
+        "ds": {"kind": "datasifter", "fill_order": "parallel", "replacement": "rake_keyphrase", "k_clusters": 3},
+        "mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 20},
+    },
+    "report__show_examples": True,
+}
+
+
 @pytest.fixture(scope="module")
 def flow_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Run the whole pipeline flow once (thread task runner) in a fresh project folder."""
     from flows.pipeline import pipeline
 
-    root = make_project(tmp_path_factory.mktemp("flow"))
+    root = make_project(tmp_path_factory.mktemp("flow"), **FULL_PIPELINE)
     state = pipeline(root=str(root), return_state=True)
     assert state.is_completed(), state.message
     return {"root": root, "result": state.result(), "flow_run_id": state.state_details.flow_run_id}

@@ -25,9 +25,12 @@ def test_flow_writes_every_output(flow_run: dict) -> None:
     assert set(corpus["split"]) == {"train", "validation", "test"}
     assert corpus["spans"].map(len).sum() > 0
     evaluation = json.loads((root / "metrics/evaluate.json").read_text())
-    assert 0.5 < evaluation["original"]["tfidf_logreg"]["accuracy"] <= 1.0
+    assert 0.5 < evaluation["original"]["tfidf_logreg"]["original"]["accuracy"] <= 1.0
     table = pd.read_csv(root / "reports/evaluate/utility.csv")
-    assert list(table["setting"]) == ["original"]
+    assert set(table["setting"]) == {"original", "ds", "mdp"}
+    for key in ("ds", "mdp"):
+        privatized = read_corpus(root / f"data/privatized/{key}.parquet")
+        assert privatized[["doc_id", "label", "split"]].equals(corpus[["doc_id", "label", "split"]])
 
 
 def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
@@ -40,14 +43,17 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
     children = client.search_runs(
         [result["experiment_id"]], f"tags.mlflow.parentRunId = '{parent.info.run_id}'"
     )
-    by_stage = {run.data.tags["textsift.stage"]: run for run in children}
-    assert set(by_stage) == {"ingest", "evaluate"}
+    by_stage = {run.data.tags["textsift.instance"]: run for run in children if "textsift.instance" in run.data.tags}
+    assert set(by_stage) == {"ingest", "train_fill_in", "build_indexes@w2v", "privatize@ds", "privatize@mdp",
+                             "evaluate"}
     assert all(run.info.status == "FINISHED" for run in children)
+    assert by_stage["privatize@mdp"].data.params["privatize.settings.mdp.epsilon"] == "20.0"
+    assert "seed" in by_stage["privatize@mdp"].data.params  # an experiment run logs its seed
     assert by_stage["ingest"].data.params["ingest.max_chars"] == "20000"
     assert by_stage["ingest"].data.metrics["docs.read"] == 120
     assert by_stage["ingest"].data.metrics["quality.ingest_corpus.failed"] == 0
     evaluate = by_stage["evaluate"]
-    assert 0 < evaluate.data.metrics["original.tfidf_logreg.accuracy"] <= 1
+    assert 0 < evaluate.data.metrics["original.tfidf_logreg.original.accuracy"] <= 1
     artifacts = {a.path for a in client.list_artifacts(evaluate.info.run_id)}
     assert {"tfidf_logreg", "evaluate"} <= artifacts
     model_files = {a.path for a in client.list_artifacts(evaluate.info.run_id, "tfidf_logreg")}

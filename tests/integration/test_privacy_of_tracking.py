@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+from prefect.logging.handlers import APILogHandler
 
 from textsift.corpus import read_corpus
 
@@ -47,11 +49,16 @@ def test_no_document_text_in_mlflow(flow_run: dict, tmp_path: Path) -> None:
 
 def test_no_document_text_in_prefect_logs(flow_run: dict) -> None:
     secrets = _secrets(flow_run["root"])
-    with get_client(sync_client=True) as client:
-        logs = client.read_logs(
-            LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run["flow_run_id"]])), limit=200
-        )
-    messages = [log.message for log in logs]
+    APILogHandler().flush()  # logs are shipped in background batches
+    messages: list[str] = []
+    deadline = time.time() + 30
+    while time.time() < deadline and not any("ingest:" in m for m in messages):
+        with get_client(sync_client=True) as client:
+            logs = client.read_logs(
+                LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run["flow_run_id"]])), limit=200
+            )
+        messages = [log.message for log in logs]
+        time.sleep(0.5)
     assert any("ingest:" in m for m in messages)  # textsift's own log lines reached Prefect
     leaked = [s for s in secrets if any(s in m for m in messages)]
     assert leaked == []

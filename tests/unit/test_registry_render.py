@@ -50,7 +50,8 @@ def test_render_uses_dvc_foreach_and_sink_depends_on_every_instance(fanned: FanO
     assert "settings.${item}" in fan["do"]["params"]
     assert fan["do"]["metrics"] == [{"metrics/privatize/${item}.json": {"cache": False}}]
     sink_deps = doc["stages"]["evaluate"]["deps"]
-    assert {"data/privatized/ds_default.parquet", "data/privatized/mdp_eps10.parquet"} <= set(sink_deps)
+    assert {"data/privatized/ds_default.parquet", "data/privatized/mdp_eps10.parquet",
+            "metrics/privatize/mdp_eps10.json"} <= set(sink_deps)
 
 
 def test_unknown_stage_is_a_clear_error() -> None:

@@ -44,20 +44,28 @@ def train_tfidf_logreg(
     return model
 
 
-def score(model: Pipeline, texts: Sequence[str], labels: Sequence[str]) -> dict[str, float]:
-    """Accuracy, macro-F1 and (binary tasks only) ROC AUC of ``model`` on (texts, labels).
+def score_probabilities(classes: Sequence[str], proba: np.ndarray, labels: Sequence[str]) -> dict[str, float]:
+    """Accuracy, macro-F1 and (binary tasks only) ROC AUC from class probabilities.
+
+    Args:
+        classes: the label of each probability column.
+        proba: (n_docs, n_classes) probabilities.
+        labels: the true labels.
 
     ROC AUC is NaN when the task is not binary or the test labels hold one class only.
     """
     labels = list(labels)
-    predicted = model.predict(list(texts))
+    predicted = [classes[i] for i in np.asarray(proba).argmax(axis=1)]
     out = {
         "accuracy": float(accuracy_score(labels, predicted)),
         "macro_f1": float(f1_score(labels, predicted, average="macro")),
         "roc_auc": float("nan"),
     }
-    classes = list(model.classes_)
     if len(classes) == 2 and len(set(labels)) == 2:
-        positive = model.predict_proba(list(texts))[:, 1]
-        out["roc_auc"] = float(roc_auc_score([lab == classes[1] for lab in labels], positive))
+        out["roc_auc"] = float(roc_auc_score([lab == classes[1] for lab in labels], np.asarray(proba)[:, 1]))
     return out
+
+
+def score(model: Pipeline, texts: Sequence[str], labels: Sequence[str]) -> dict[str, float]:
+    """``score_probabilities`` of a fitted scikit-learn classifier on (texts, labels)."""
+    return score_probabilities(list(model.classes_), model.predict_proba(list(texts)), labels)

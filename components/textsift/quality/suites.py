@@ -23,7 +23,7 @@ from textsift.quality.runner import Expectation, QualityReport, run_suite
 UNIT_INTERVAL_SUFFIXES = ("accuracy", "f1", "precision", "recall", "auc", "fraction", "rate")
 
 
-def _text_len(text: Any) -> int | None:
+def text_len(text: Any) -> int | None:
     """Characters of ``text`` after stripping whitespace; None when the text is missing."""
     return len(text.strip()) if isinstance(text, str) else None
 
@@ -55,7 +55,7 @@ def corpus_frame(frame: pd.DataFrame, split_fractions: Mapping[str, float]) -> p
             "doc_id": frame["doc_id"].to_numpy(),
             "label": frame["label"].to_numpy(),
             "split": frame["split"].to_numpy(),
-            "text_len": pd.Series([_text_len(t) for t in texts], dtype="float64"),
+            "text_len": pd.Series([text_len(t) for t in texts], dtype="float64"),
             "bad_spans": [_bad_spans(t, s) for t, s in zip(texts, frame["spans"].tolist(), strict=True)],
         }
     )

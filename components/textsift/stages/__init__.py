@@ -31,6 +31,7 @@ class StageContext:
     instance: StageInstance
     tracker: Tracker
     run_id: str
+    parent_run_id: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)
 
     def path(self, relative: str) -> Path:
@@ -53,6 +54,8 @@ def _stage_params(params: Params, instance: StageInstance) -> dict[str, Any]:
     if instance.key and instance.stage.foreach:
         setting = select(params, instance.stage.foreach)[instance.key]
         flat.update(flatten(setting, prefix=f"{instance.stage.foreach}.{instance.key}."))
+    if params.privatize.production:
+        flat.pop("seed", None)  # whoever has the seed can regenerate the noise (ARCHITECTURE.md)
     return flat
 
 
@@ -76,7 +79,7 @@ def run_stage(
     tracker = Tracker(params.tracking, root)
     tags = {"textsift.stage": instance.stage.name, "textsift.instance": instance.name}
     run_id = tracker.start_run(instance.name, parent_id=parent_run_id, tags=tags)
-    ctx = StageContext(root, params, instance, tracker, run_id)
+    ctx = StageContext(root, params, instance, tracker, run_id, parent_run_id)
     tracker.log_params(run_id, _stage_params(params, instance))
     started = time.perf_counter()
     ok = False

@@ -1,47 +1,183 @@
 """evaluate: utility of each corpus for downstream classifiers — the frontier's rows.
 
-This stage scores the reference row ("original": trained on the original training split,
-tested on the original test split); privatized settings add their rows as they land.
-Outputs ``metrics/evaluate.json`` (nested ``{setting: {classifier: {metric: value}}}``) and
-``reports/evaluate/utility.csv`` (one row per setting x classifier x test set).
+Rows (METHODS.md §5): the reference row ``original`` (trained on the original training
+split, tested on the original test split) and, per privacy setting, a classifier trained on
+the privatized training split and tested on (a) the privatized and (b) the original test
+split. Metric keys are ``<setting>.<classifier>.<test_on>.<metric>`` everywhere (DVC metrics,
+MLflow, the CSV), so settings line up in comparisons.
+
+Then the frontier: utility drop vs leak rate per setting, Pareto flags, the ranking at
+``evaluate.frontier.leak_ceiling``, a plot and a self-contained HTML report — logged to the
+pipeline's parent MLflow run — and one ``frontier@<setting>`` MLflow run per setting whose
+metric names are the same for every mechanism, so the MLflow UI's compare view lines them up.
+
+Outputs ``metrics/evaluate.json``, ``reports/evaluate/{utility,frontier}.csv``,
+``reports/evaluate/frontier.png`` and ``reports/evaluate/report.html``.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from textsift import quality
+from textsift.artifacts import materialize, read_pointer
+from textsift.config import flatten
 from textsift.corpus import atomic_path, read_corpus, write_json
-from textsift.evaluation.utility import UTILITY_METRICS, score, train_tfidf_logreg
+from textsift.device import resolve_device
+from textsift.evaluation.frontier import frontier_rows, frontier_table, recommend
+from textsift.evaluation.plots import frontier_png
+from textsift.evaluation.report import render_report
+from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
+from textsift.evaluation.utility import UTILITY_METRICS, score, score_probabilities, train_tfidf_logreg
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
 CORPUS = "data/ingest/corpus.parquet"
+PRIVATIZED = "data/privatized/{key}.parquet"
 METRICS = "metrics/evaluate.json"
 TABLE = "reports/evaluate/utility.csv"
+FRONTIER = "reports/evaluate/frontier.csv"
+PLOT = "reports/evaluate/frontier.png"
+REPORT = "reports/evaluate/report.html"
+PRIVACY = "metrics/privatize/{key}.json"
+FILL_IN = "models/fill_in.json"
+MODEL_CACHE = ".textsift/cache/models"
+CLASSIFIER = "tfidf_logreg"
+
+
+def _split(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    return frame[frame["split"] == name]
+
+
+def encoder_folder(ctx: StageContext) -> Path | None:
+    """The corpus-trained fill-in model folder, when the transformer classifier is enabled."""
+    if not ctx.params.evaluate.transformer.enabled:
+        return None
+    return materialize(read_pointer(ctx.path(FILL_IN)), ctx.tracker, ctx.path(MODEL_CACHE))
+
+
+def evaluate_setting(
+    setting: str, train: pd.DataFrame, tests: dict[str, pd.DataFrame], ctx: StageContext, encoder: Path | None,
+) -> tuple[Any, list[dict[str, Any]]]:
+    """Fit each classifier on ``train``; one row per classifier and test set in ``tests``."""
+    params = ctx.params
+    model = train_tfidf_logreg(train["text"], train["label"], params.evaluate.tfidf_logreg, params.seed)
+    rows = [{"setting": setting, "classifier": CLASSIFIER, "test_on": test_on,
+             **score(model, test["text"], test["label"])} for test_on, test in tests.items()]
+    if encoder is not None:
+        device = resolve_device(params.device)
+        clf = fine_tune(encoder, list(train["text"]), list(train["label"]), params.evaluate.transformer,
+                        params.seed, setting, device)
+        rows.extend({"setting": setting, "classifier": "transformer", "test_on": test_on,
+                     **score_probabilities(clf.classes, predict_proba(clf, list(test["text"])), test["label"])}
+                    for test_on, test in tests.items())
+    return model, rows
 
 
 def run(ctx: StageContext) -> None:
-    params = ctx.params
     corpus = read_corpus(ctx.path(CORPUS))
     quality.check_corpus(corpus, name="evaluate_input").raise_if_failed()
-    train = corpus[corpus["split"] == "train"]
-    test = corpus[corpus["split"] == "test"]
-    model = train_tfidf_logreg(train["text"], train["label"], params.evaluate.tfidf_logreg, params.seed)
-    original = score(model, test["text"], test["label"])
-    rows = [{"setting": "original", "classifier": "tfidf_logreg", "test_on": "original", **original}]
-    nested = {"original": {"tfidf_logreg": original}}
-    flat = {f"original.tfidf_logreg.{k}": v for k, v in original.items() if not math.isnan(v)}
+    original_test = _split(corpus, "test")
+    encoder = encoder_folder(ctx)
+    model, rows = evaluate_setting("original", _split(corpus, "train"), {"original": original_test}, ctx, encoder)
+    for key in sorted(ctx.params.privatize.settings):
+        privatized = read_corpus(ctx.path(PRIVATIZED.format(key=key)))
+        quality.check_privatized(corpus, privatized, name=f"evaluate_input_{key}").raise_if_failed()
+        tests = {"privatized": _split(privatized, "test"), "original": original_test}
+        _, setting_rows = evaluate_setting(key, _split(privatized, "train"), tests, ctx, encoder)
+        rows.extend(setting_rows)
+    flat: dict[str, float] = {}
+    nested: dict[str, Any] = {}
+    for row in rows:
+        for metric in UTILITY_METRICS:
+            value = row[metric]
+            if not math.isnan(value):
+                flat[f"{row['setting']}.{row['classifier']}.{row['test_on']}.{metric}"] = value
+            nested.setdefault(row["setting"], {}).setdefault(row["classifier"], {}).setdefault(
+                row["test_on"], {})[metric] = None if math.isnan(value) else value
     report = quality.check_metrics(flat, name="evaluate_metrics", unit_interval=UTILITY_METRICS)
     report.raise_if_failed()
     write_json(nested, ctx.path(METRICS))
     with atomic_path(ctx.path(TABLE)) as tmp:
         pd.DataFrame(rows).to_csv(tmp, index=False, float_format="%.6f")
     ctx.tracker.log_artifact(ctx.run_id, ctx.path(TABLE), "evaluate")
-    if params.tracking.log_models:
-        ctx.tracker.log_sklearn_model(ctx.run_id, model, "tfidf_logreg")
+    if ctx.params.tracking.log_models:
+        ctx.tracker.log_sklearn_model(ctx.run_id, model, CLASSIFIER)
     ctx.log_metrics({**flat, **report.to_metrics()})
-    log.info("evaluate: original tfidf_logreg accuracy %.3f", original["accuracy"])
+    frontier = write_frontier(ctx, pd.DataFrame(rows))
+    log_setting_runs(ctx, frontier, pd.DataFrame(rows))
+    log.info("evaluate: %d settings; original %s accuracy %.3f", len(ctx.params.privatize.settings),
+             CLASSIFIER, flat.get(f"original.{CLASSIFIER}.original.accuracy", float("nan")))
+
+
+def _privacy_metrics(ctx: StageContext) -> dict[str, dict[str, float]]:
+    return {key: json.loads(ctx.path(PRIVACY.format(key=key)).read_text(encoding="utf-8"))
+            for key in ctx.params.privatize.settings}
+
+
+def _examples(ctx: StageContext) -> dict[str, list[str]]:
+    """A few privatized test documents per setting (only when report.show_examples)."""
+    n = ctx.params.report.examples_per_setting
+    if not ctx.params.report.show_examples or n == 0:
+        return {}
+    out = {}
+    for key in sorted(ctx.params.privatize.settings):
+        privatized = read_corpus(ctx.path(PRIVATIZED.format(key=key)))
+        out[key] = list(_split(privatized, "test")["text"].head(n))
+    return out
+
+
+def write_frontier(ctx: StageContext, utility: pd.DataFrame) -> pd.DataFrame:
+    """Frontier table, plot and HTML report, written and logged to the parent run."""
+    settings = ctx.params.privatize.settings
+    options = ctx.params.evaluate.frontier
+    rows = frontier_rows(utility, _privacy_metrics(ctx), {k: s.kind for k, s in settings.items()}, options.utility)
+    table = frontier_table(rows, options.leak_ceiling)
+    png = frontier_png(table, options.utility, options.leak_ceiling)
+    best = recommend(table)
+    summary = [f"Utility: {options.utility}; leak ceiling {options.leak_ceiling:g}.",
+               f"Recommended setting: {best}." if best else "No privatized setting is within the leak ceiling."]
+    html = render_report("textsift privacy-utility report", summary,
+                         {"Frontier": table, "Utility of every classifier and test set": utility},
+                         {"Privacy-utility frontier": png}, _examples(ctx))
+    with atomic_path(ctx.path(FRONTIER)) as tmp:
+        table.to_csv(tmp, index=False, float_format="%.6f")
+    with atomic_path(ctx.path(PLOT)) as tmp:
+        tmp.write_bytes(png)
+    with atomic_path(ctx.path(REPORT)) as tmp:
+        tmp.write_text(html, encoding="utf-8")
+    target = ctx.parent_run_id or ctx.run_id
+    for path in (FRONTIER, PLOT, REPORT):
+        ctx.tracker.log_artifact(target, ctx.path(path), "frontier")
+    return table
+
+
+def log_setting_runs(ctx: StageContext, frontier: pd.DataFrame, utility: pd.DataFrame) -> None:
+    """One ``frontier@<setting>`` run per setting with the same metric names for every mechanism."""
+    privacy = _privacy_metrics(ctx)
+    for _, row in frontier.iterrows():
+        key = str(row["setting"])
+        run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,
+                                       tags={"textsift.stage": "frontier", "textsift.setting": key,
+                                             "textsift.mechanism": str(row["mechanism"])})
+        setting = ctx.params.privatize.settings.get(key)
+        if setting is not None:
+            ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
+        metrics = {"frontier.utility": row["utility"], "frontier.utility_drop": row["utility_drop"],
+                   "frontier.leak_rate": row["leak_rate"], "frontier.pareto": float(row["pareto"]),
+                   "privacy.token_change_fraction": row["token_change"]}
+        for _, u in utility[utility["setting"] == key].iterrows():
+            metrics.update({f"utility.{u['classifier']}.{u['test_on']}.{m}": u[m] for m in UTILITY_METRICS})
+        metrics.update(privacy.get(key, {}))
+        ctx.tracker.log_metrics(run_id, {k: float(v) for k, v in metrics.items() if not _isnan(v)})
+        ctx.tracker.end_run(run_id, True)
+
+
+def _isnan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)

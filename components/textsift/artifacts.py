@@ -1,0 +1,70 @@
+"""Pointer files: the small DVC output of a training stage whose model lives in MLflow.
+
+A pointer ``{name, artifact_path, sha256}`` names the model by the digest of its files, not by
+the MLflow run that logged it: it changes exactly when the model changes (so DVC re-runs
+downstream stages then and only then, and a forced re-run of deterministic training writes a
+byte-identical pointer). The logging run carries the tag ``textsift.model_sha256``;
+``materialize`` finds such a run, fetches the model into a local cache keyed by the digest
+and verifies it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Protocol
+
+from textsift.corpus import atomic_dir, write_json
+from textsift.errors import StageError
+
+SHA_TAG = "textsift.model_sha256"
+
+
+class ArtifactSource(Protocol):
+    def download_artifacts(self, run_id: str, artifact_path: str, dest: Path) -> Path: ...
+
+    def find_run(self, tag: str, value: str) -> str | None: ...
+
+
+def dir_sha256(folder: str | Path) -> str:
+    """Digest of every file's relative path and bytes under ``folder`` (order-independent)."""
+    folder = Path(folder)
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def write_pointer(target: str | Path, name: str, artifact_path: str, local_dir: str | Path) -> dict:
+    """Write the pointer of the model saved in ``local_dir``; tag the logging run with ``SHA_TAG``."""
+    pointer = {"name": name, "artifact_path": artifact_path, "sha256": dir_sha256(local_dir)}
+    write_json(pointer, target)
+    return pointer
+
+
+def read_pointer(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.exists():
+        raise StageError(f"{path} is missing: run the stage that trains this model first")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def materialize(pointer: dict, source: ArtifactSource, cache_root: str | Path) -> Path:
+    """The model folder in ``cache_root/<sha256>``, downloaded from MLflow when not cached."""
+    target = Path(cache_root) / pointer["sha256"]
+    if target.exists() and dir_sha256(target) == pointer["sha256"]:
+        return target
+    run_id = source.find_run(SHA_TAG, pointer["sha256"])
+    if run_id is None:
+        raise StageError(f"no MLflow run holds model {pointer['name']} ({pointer['sha256'][:12]}): re-run its stage")
+    with atomic_dir(target) as tmp:
+        fetched = source.download_artifacts(run_id, pointer["artifact_path"], tmp / "dl")
+        for item in Path(fetched).iterdir():
+            shutil.move(str(item), tmp / item.name)
+        shutil.rmtree(tmp / "dl", ignore_errors=True)
+        if dir_sha256(tmp) != pointer["sha256"]:
+            raise StageError(f"model {pointer['name']} from run {run_id} does not match its pointer's sha256")
+    return target

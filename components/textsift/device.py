@@ -1,0 +1,17 @@
+"""Resolve the ``device`` param: ``auto`` picks CUDA when torch sees a GPU, else the CPU."""
+
+from __future__ import annotations
+
+from textsift.errors import ConfigError
+
+
+def resolve_device(requested: str) -> str:
+    """``"cpu"`` or ``"cuda"``; asking for CUDA without a GPU is a clear error."""
+    import torch
+
+    available = torch.cuda.is_available()
+    if requested == "auto":
+        return "cuda" if available else "cpu"
+    if requested == "cuda" and not available:
+        raise ConfigError("device: 'cuda' requested but torch sees no CUDA device (use 'auto' or 'cpu')")
+    return requested

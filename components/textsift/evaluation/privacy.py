@@ -1,0 +1,73 @@
+"""Privacy metrics computed the same way for every mechanism (METHODS.md §5).
+
+- token change fraction: share of the original's word tokens that are not kept in place;
+- leak rate: share of privacy spans whose surface text survives anywhere in the output
+  (case-insensitive, whole words, whitespace-normalized: a moved or re-cased name leaks);
+- token leak rate: share of the spans' word tokens that survive as words of the output
+  (counts partial survival, e.g. a kept surname).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from difflib import SequenceMatcher
+
+from textsift.corpus import Span
+from textsift.tokenize import normal_form, words
+
+
+def token_change_fraction(original: str, privatized: str) -> float:
+    """1 - (longest in-order matching words / original words), on case-folded words."""
+    before = [normal_form(t.text) for t in words(original)]
+    if not before:
+        return 0.0
+    after = [normal_form(t.text) for t in words(privatized)]
+    kept = sum(block.size for block in SequenceMatcher(None, before, after, autojunk=False).get_matching_blocks())
+    return 1.0 - kept / len(before)
+
+
+def _pattern(surface: str) -> re.Pattern[str] | None:
+    parts = [re.escape(normal_form(t.text)) for t in words(surface)]
+    if not parts:
+        return None
+    return re.compile(r"(?<!\w)" + r"\W+".join(parts) + r"(?!\w)")
+
+
+def span_leaks(original: str, spans: Iterable[Span], privatized: str) -> list[tuple[str, bool, float]]:
+    """For each span: (label, surface survives whole, share of its words that survive)."""
+    folded = normal_form(privatized)
+    out_words = {normal_form(t.text) for t in words(privatized)}
+    results = []
+    for span in spans:
+        surface = original[span.start:span.end]
+        pattern = _pattern(surface)
+        if pattern is None:
+            continue
+        span_words = [normal_form(t.text) for t in words(surface)]
+        kept = sum(w in out_words for w in span_words) / len(span_words)
+        results.append((span.label, bool(pattern.search(folded)), kept))
+    return results
+
+
+def leak_rates(
+    originals: Sequence[str], spans: Sequence[Sequence[Span]], privatized: Sequence[str]
+) -> dict[str, float]:
+    """``leak.rate``, ``leak.token_rate``, ``leak.spans`` and ``leak.rate.<LABEL>`` over a corpus."""
+    whole: dict[str, list[bool]] = defaultdict(list)
+    token_shares: list[float] = []
+    for text, doc_spans, out in zip(originals, spans, privatized, strict=True):
+        for label, leaked, share in span_leaks(text, doc_spans, out):
+            whole[label].append(leaked)
+            token_shares.append(share)
+    flags = [flag for values in whole.values() for flag in values]
+    if not flags:
+        return {"leak.spans": 0.0}
+    metrics = {
+        "leak.spans": float(len(flags)),
+        "leak.rate": sum(flags) / len(flags),
+        "leak.token_rate": sum(token_shares) / len(token_shares),
+    }
+    metrics.update({f"leak.rate.{label}": sum(v) / len(v) for label, v in sorted(whole.items())})
+    return metrics

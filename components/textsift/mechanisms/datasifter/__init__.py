@@ -1,0 +1,1 @@
+"""DataSifterText: masking, masked-LM fill-in and keyphrase-swap obfuscation (METHODS.md §1)."""

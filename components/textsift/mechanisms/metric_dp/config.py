@@ -1,0 +1,29 @@
+"""Config of a ``kind: metric_dp`` privacy setting (METHODS.md §2)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from textsift.params_base import Frozen
+
+
+class MetricDPSetting(Frozen):
+    """One metric-DP word-replacement setting.
+
+    Each token occurrence is replaced independently with ε-metric-DP in the projected
+    embedding space (ε per token; a document of n tokens composes to nε). β and the index
+    come from ``indexes.sources[index]``.
+    """
+
+    kind: Literal["metric_dp"]
+    index: str = Field(..., description="name of an entry of indexes.sources")
+    epsilon: float = Field(..., gt=0, description="privacy parameter per token occurrence")
+    oov_policy: Literal["keep", "mask", "drop"] = "mask"
+    oov_placeholder: str = "[OOV]"
+    search: Literal["auto", "annoy", "exact"] = Field(
+        "auto", description="auto: exact on CUDA and for small indexes on CPU (items x dims <= 1e6), else Annoy"
+    )
+    search_k: int = Field(-1, description="Annoy search_k (-1: n_trees * k, Annoy's default)")
+    batch_size: int = Field(4096, ge=1, description="token occurrences per noise/query batch")

@@ -1,0 +1,61 @@
+"""Query vectors μ of a document's words in the projected space (METHODS.md §2).
+
+Static sources look each word up in the projected vocabulary (the index's ``vectors.npy``);
+the contextual source embeds the words in their document and projects them with the index's
+matrix. Both answer, per document, which words are known and their μ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from textsift.embeddings.bert import ContextualEncoder
+from textsift.embeddings.vectors import lookup_key
+from textsift.indexes.projection import project
+
+Embedded = tuple[np.ndarray, np.ndarray]  # (known mask over the words, (n_known, m) float32 μ)
+
+
+class Embedder(Protocol):
+    lowercase: bool
+
+    def embed(self, docs: Sequence[Sequence[str]]) -> list[Embedded]: ...
+
+
+class StaticEmbedder:
+    """Look words up in a projected static vocabulary.
+
+    Args:
+        words: the index's distinct vocabulary, in row order.
+        vectors: (len(words), m) projected vectors.
+        lowercase: lower-case words before the lookup (word2vec, GloVe, uncased BERT).
+    """
+
+    def __init__(self, words: Sequence[str], vectors: np.ndarray, lowercase: bool) -> None:
+        self.lowercase = lowercase
+        self.vectors = np.asarray(vectors, dtype=np.float32)
+        self.lookup = {w: i for i, w in enumerate(words)}
+
+    def embed(self, docs: Sequence[Sequence[str]]) -> list[Embedded]:
+        out = []
+        for words in docs:
+            ids = np.fromiter((self.lookup.get(lookup_key(w, self.lowercase), -1) for w in words),
+                              dtype=np.int64, count=len(words))
+            known = ids >= 0
+            out.append((known, self.vectors[ids[known]]))
+        return out
+
+
+class ContextualEmbedder:
+    """Embed words in context (BERT hidden state 0) and project them with the index's matrix."""
+
+    def __init__(self, encoder: ContextualEncoder, projection: np.ndarray | None) -> None:
+        self.encoder = encoder
+        self.projection = projection
+        self.lowercase = encoder.lowercase
+
+    def embed(self, docs: Sequence[Sequence[str]]) -> list[Embedded]:
+        return [(known, project(vectors, self.projection)) for known, vectors in self.encoder.encode(docs)]

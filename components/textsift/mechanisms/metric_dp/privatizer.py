@@ -1,0 +1,137 @@
+"""Metric-DP word replacement of whole documents, batched (METHODS.md §2).
+
+For every known token occurrence: μ (projected embedding) + N (``noise.sample_noise``) and the
+label of the nearest index item replaces the word in place; punctuation and spacing stay as
+they were, so the output reads as text. ε bounds ONE token occurrence; a document of n
+tokens composes to nε. Each document's noise comes from its own generator
+``rng.generator(seed, "metric_dp", doc_id)``, so the output depends only on the seed and the
+document — never on batch size, shard boundaries or worker count. Out-of-vocabulary words
+follow ``oov_policy``: keep (the notebook), mask (placeholder, default) or drop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from textsift import rng
+from textsift.embeddings.vectors import lookup_key
+from textsift.errors import ConfigError
+from textsift.indexes.store import Searcher
+from textsift.mechanisms.metric_dp.embedders import Embedder
+from textsift.mechanisms.metric_dp.noise import check_privacy_params, sample_noise
+from textsift.tokenize import Token, metric_dp_words, replace_tokens
+
+RNG_STAGE = "metric_dp"
+OOV_POLICIES = ("keep", "mask", "drop")
+
+
+@dataclass(frozen=True)
+class MetricDPPrivatizer:
+    """Everything a shard needs: the embedder, the searcher, the item labels and the setting."""
+
+    embedder: Embedder
+    searcher: Searcher
+    labels: Sequence[str]
+    epsilon: float
+    beta: float
+    oov_policy: str = "mask"
+    oov_placeholder: str = "[OOV]"
+    batch_size: int = 4096
+
+    def __post_init__(self) -> None:
+        check_privacy_params(self.epsilon, self.beta)
+        if self.oov_policy not in OOV_POLICIES:
+            raise ConfigError(f"oov_policy must be one of {', '.join(OOV_POLICIES)} (got {self.oov_policy!r})")
+        if self.batch_size < 1:
+            raise ConfigError(f"batch_size must be >= 1 (got {self.batch_size})")
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    """Privatized texts of a shard (input order) and its token counts."""
+
+    texts: list[str]
+    tokens: int = 0
+    oov: int = 0
+    changed: int = 0
+
+    @staticmethod
+    def merge(parts: Sequence[ShardResult]) -> ShardResult:
+        """Shards concatenated in order, counts summed (the result of processing them together)."""
+        return ShardResult([t for p in parts for t in p.texts], sum(p.tokens for p in parts),
+                           sum(p.oov for p in parts), sum(p.changed for p in parts))
+
+
+def _batches(sizes: Sequence[int], limit: int) -> list[list[int]]:
+    """Consecutive documents grouped so a group holds at most ``limit`` tokens (or one document)."""
+    groups: list[list[int]] = [[]]
+    held = 0
+    for i, size in enumerate(sizes):
+        if groups[-1] and held + size > limit:
+            groups.append([])
+            held = 0
+        groups[-1].append(i)
+        held += size
+    return [g for g in groups if g]
+
+
+def _rebuild(p: MetricDPPrivatizer, text: str, tokens: list[Token], known: np.ndarray,
+             outputs: list[str]) -> tuple[str, int]:
+    """The document with known words replaced and OOV words handled; and its changed count.
+
+    A document whose every word was dropped becomes the placeholder: outputs are never empty.
+    """
+    replacements: dict[int, str | None] = {}
+    changed = 0
+    produced = iter(outputs)
+    for i, (token, is_known) in enumerate(zip(tokens, known, strict=True)):
+        if is_known:
+            replacements[i] = new = next(produced)
+            changed += new != lookup_key(token.text, p.embedder.lowercase)
+        elif p.oov_policy != "keep":
+            replacements[i] = p.oov_placeholder if p.oov_policy == "mask" else None
+            changed += 1
+    out = replace_tokens(text, tokens, replacements)
+    return (out if out.strip() or not text.strip() else p.oov_placeholder), changed
+
+
+def _noisy_queries(p: MetricDPPrivatizer, mus: list[np.ndarray], doc_ids: list[str], seed: int) -> np.ndarray:
+    """μ + N for every known token of the batch; each document's noise from its own generator."""
+    noise = [sample_noise(rng.generator(seed, RNG_STAGE, doc_id), len(mu), mu.shape[1], p.epsilon, p.beta)
+             for doc_id, mu in zip(doc_ids, mus, strict=True)]
+    return np.concatenate(mus) + np.concatenate(noise)
+
+
+def _privatize_batch(p: MetricDPPrivatizer, texts: list[str], tokens: list[list[Token]], doc_ids: list[str],
+                     seed: int) -> ShardResult:
+    embedded = p.embedder.embed([[t.text for t in doc] for doc in tokens])
+    nearest = p.searcher.nearest(_noisy_queries(p, [mu for _, mu in embedded], doc_ids, seed))
+    out, changed, oov, cursor = [], 0, 0, 0
+    for text, doc, (known, mu) in zip(texts, tokens, embedded, strict=True):
+        labels = [p.labels[j] for j in nearest[cursor:cursor + len(mu)]]
+        cursor += len(mu)
+        new, doc_changed = _rebuild(p, text, doc, known, labels)
+        out.append(new)
+        changed += doc_changed
+        oov += int((~known).sum())
+    return ShardResult(out, sum(len(doc) for doc in tokens), oov, changed)
+
+
+def privatize_shard(p: MetricDPPrivatizer, texts: Sequence[str], doc_ids: Sequence[str], seed: int) -> ShardResult:
+    """Privatize one shard of documents (a pure function: safe to fan out over workers).
+
+    Args:
+        p: the privatizer (picklable: an Annoy searcher re-opens its file by path).
+        texts: the shard's documents.
+        doc_ids: their ids (each keys its own noise generator).
+        seed: root seed of the run (OS entropy in production).
+    """
+    tokens = [metric_dp_words(text) for text in texts]
+    parts = [
+        _privatize_batch(p, [texts[i] for i in group], [tokens[i] for i in group], [doc_ids[i] for i in group], seed)
+        for group in _batches([len(doc) for doc in tokens], p.batch_size)
+    ]
+    return ShardResult.merge(parts)

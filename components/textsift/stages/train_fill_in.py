@@ -1,0 +1,57 @@
+"""train_fill_in: the WordPiece tokenizer and masked LM of DataSifterText (METHODS.md §1.1).
+
+Reads the training split of ``data/ingest/corpus.parquet``; builds the model from ``fill_in``
+(or continues a local checkpoint, ``fill_in.init_from``, relative to the project root), trains
+it on the device ``device`` resolves to, and logs it to MLflow in the transformers format under
+the artifact path ``fill_in``. Outputs: the pointer ``models/fill_in.json`` (the model's sha256,
+which the run is tagged with) and ``metrics/train_fill_in.json``. The training loss of every
+step goes to MLflow with its step number; nothing derived from document text is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+
+import torch
+
+from textsift import quality
+from textsift.artifacts import SHA_TAG, write_pointer
+from textsift.corpus import read_corpus, write_json
+from textsift.device import resolve_device
+from textsift.models.fill_in import build_model, continue_from
+from textsift.models.training import train_mlm
+from textsift.rng import torch_seed
+from textsift.stages import StageContext
+
+log = logging.getLogger("textsift")
+CORPUS = "data/ingest/corpus.parquet"
+POINTER = "models/fill_in.json"
+METRICS = "metrics/train_fill_in.json"
+ARTIFACT = "fill_in"
+
+
+def run(ctx: StageContext) -> None:
+    params, fill = ctx.params, ctx.params.fill_in
+    corpus = read_corpus(ctx.path(CORPUS))
+    quality.check_corpus(corpus, name="train_fill_in_input").raise_if_failed()
+    texts = corpus.loc[corpus["split"] == "train", "text"].tolist()
+    device = resolve_device(params.device)
+    init = torch.Generator().manual_seed(torch_seed(params.seed, "fill_in.init"))
+    fm = continue_from(ctx.path(fill.init_from), init) if fill.init_from else build_model(texts, fill, init)
+    log.info("train_fill_in: %d training documents, vocabulary %d, device %s", len(texts), len(fm.tokenizer), device)
+
+    def log_step(step: int, loss: float) -> None:
+        ctx.tracker.log_metrics(ctx.run_id, {"train.step_loss": loss}, step=step)
+
+    metrics = train_mlm(fm, texts, fill, params.seed, device, on_step=log_step)
+    metrics["train.documents"] = len(texts)
+    with tempfile.TemporaryDirectory(prefix="textsift-fill-in-") as tmp:
+        local = Path(tmp) / ARTIFACT
+        ctx.tracker.save_transformers_model(fm.model.to("cpu"), fm.tokenizer, local)
+        ctx.tracker.log_dir(ctx.run_id, local, ARTIFACT)
+        pointer = write_pointer(ctx.path(POINTER), ARTIFACT, ARTIFACT, local)
+    ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"]})
+    write_json(metrics, ctx.path(METRICS))
+    ctx.log_metrics(metrics)

@@ -1,0 +1,64 @@
+"""The frontier across every privatized setting, its MLflow runs, and the HTML report."""
+
+from __future__ import annotations
+
+import html as htmllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+
+from textsift.corpus import read_corpus
+
+pytestmark = pytest.mark.integration
+
+
+def test_frontier_table_has_every_setting_with_flags(flow_run: dict) -> None:
+    table = pd.read_csv(flow_run["root"] / "reports/evaluate/frontier.csv")
+    assert set(table["setting"]) == {"original", "ds", "mdp"}
+    assert set(table["mechanism"]) == {"none", "datasifter", "metric_dp"}
+    assert table["pareto"].any()
+    assert table["leak_rate"].between(0, 1).all()
+    original = table.set_index("setting").loc["original"]
+    assert original["utility_drop"] == 0 and original["leak_rate"] == 1
+    utility = pd.read_csv(flow_run["root"] / "reports/evaluate/utility.csv")
+    assert set(utility["classifier"]) == {"tfidf_logreg", "transformer"}
+    assert set(utility[utility["setting"] == "ds"]["test_on"]) == {"privatized", "original"}
+
+
+def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
+    result = flow_run["result"]
+    client = MlflowClient(result["tracking_uri"])
+    runs = client.search_runs([result["experiment_id"]], "tags.`textsift.stage` = 'frontier'")
+    by_setting = {r.data.tags["textsift.setting"]: r for r in runs}
+    assert set(by_setting) == {"original", "ds", "mdp"}
+    shared = {"frontier.utility", "frontier.utility_drop", "frontier.leak_rate", "frontier.pareto",
+              "privacy.token_change_fraction", "utility.tfidf_logreg.original.accuracy"}
+    for run in runs:
+        assert shared <= set(run.data.metrics), run.data.tags["textsift.setting"]
+    for key in ("ds", "mdp"):
+        assert "privacy.leak.rate" in by_setting[key].data.metrics
+        assert "utility.transformer.privatized.accuracy" in by_setting[key].data.metrics
+    assert by_setting["mdp"].data.params["setting.epsilon"] == "20.0"
+    parent_artifacts = {a.path for a in client.list_artifacts(result["parent_run_id"], "frontier")}
+    assert {"frontier/report.html", "frontier/frontier.png", "frontier/frontier.csv"} <= parent_artifacts
+
+
+def test_report_shows_no_original_text(flow_run: dict) -> None:
+    root: Path = flow_run["root"]
+    html = (root / "reports/evaluate/report.html").read_text(encoding="utf-8")
+    assert "Privacy-utility frontier" in html and "data:image/png;base64," in html
+    corpus = read_corpus(root / "data/ingest/corpus.parquet")
+    privatized = {key: read_corpus(root / f"data/privatized/{key}.parquet") for key in ("ds", "mdp")}
+    assert "Privatized examples" in html  # show_examples is on in this run
+    assert [text for text in corpus["text"] if htmllib.escape(text) in html] == []
+    shown = [htmllib.escape(t) for frame in privatized.values()
+             for t in frame[frame["split"] == "test"]["text"].head(3)]
+    assert all(t in html for t in shown)  # the examples are privatized test documents
+    secrets = {text[s["start"]:s["end"]] for text, spans in zip(corpus["text"], corpus["spans"], strict=True)
+               for s in spans if s["end"] - s["start"] >= 6}
+    outside_examples = html
+    for t in shown:
+        outside_examples = outside_examples.replace(t, "")
+    assert [s for s in secrets if htmllib.escape(s) in outside_examples] == []

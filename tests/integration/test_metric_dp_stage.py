@@ -1,0 +1,80 @@
+"""build_indexes@<source> and privatize@<metric_dp setting> on the tiny demo corpus (METHODS.md §2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.integration.conftest import make_project
+from textsift.config import TrackingParams
+from textsift.corpus import read_corpus
+from textsift.stages import run_stage
+from textsift.tracking import resolve_uri
+
+pytestmark = pytest.mark.integration
+SOURCE = {"kind": "word2vec", "dim": 128, "beta": 0.9, "epochs": 2, "min_count": 1, "n_trees": 5}
+GEOMETRY = {"epsilons": [5, 50000], "k_list": [1, 5, 1000], "draws": 20, "vocab_sample": 30}
+SETTING = {"kind": "metric_dp", "index": "w2v", "epsilon": 5.0, "batch_size": 64}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_project(tmp_path_factory.mktemp("mdp") / "p", indexes__sources={"w2v": SOURCE},
+                        indexes__geometry=GEOMETRY, privatize__settings={"mdp_eps5": SETTING})
+    run_stage("ingest", root=root)
+    run_stage("build_indexes", root=root, key="w2v")
+    run_stage("privatize", root=root, key="mdp_eps5")
+    return root
+
+
+def test_index_folder_manifest_and_metrics(project: Path) -> None:
+    folder = project / "data/indexes/w2v"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["embedding"] == "word2vec" and manifest["d"] == 128 and manifest["beta"] == 0.9
+    assert manifest["projected"] is True and manifest["m"] == manifest["m_formula"] == 90
+    vocab = (folder / "vocab.txt").read_text().split()
+    assert manifest["vocab_size"] == len(vocab) > 10 and all(w == w.lower() for w in vocab)
+    assert np.load(folder / "vectors.npy").shape == (len(vocab), 90) and (folder / "index.ann").exists()
+    assert np.load(folder / "projection.npy").shape == (128, 90)
+    assert sorted(p.name for p in (folder / "plots").iterdir()) == [
+        "deniability_N_w.png", "deniability_S_w.png", "distance_vs_epsilon.png", "knn_distance_vs_k.png"]
+    metrics = json.loads((project / "metrics/build_indexes/w2v.json").read_text())
+    assert metrics["geometry.noise_distance.eps_5"] > metrics["geometry.noise_distance.eps_50000"]
+    assert f"geometry.knn_distance.k_{len(vocab) - 1}" in metrics  # k = 1000 capped at vocabulary size - 1
+    assert metrics["deniability.N_w.mean.eps_5"] < 0.2 < 0.9 < metrics["deniability.N_w.mean.eps_50000"] <= 1
+    assert metrics["deniability.S_w.mean.eps_5"] > metrics["deniability.S_w.mean.eps_50000"] >= 1
+
+
+def test_privatized_corpus_keeps_ids_labels_splits(project: Path) -> None:
+    original = read_corpus(project / "data/ingest/corpus.parquet")
+    privatized = read_corpus(project / "data/privatized/mdp_eps5.parquet")
+    for column in ("doc_id", "label", "split"):
+        assert privatized[column].tolist() == original[column].tolist()
+    assert (privatized["text"] != original["text"]).mean() > 0.9
+    metrics = json.loads((project / "metrics/privatize/mdp_eps5.json").read_text())
+    assert metrics["metric_dp.epsilon"] == 5.0 and metrics["metric_dp.beta"] == 0.9
+    assert 0.3 < metrics["metric_dp.tokens_changed_fraction"] <= 1 and metrics["metric_dp.tokens_per_s"] > 0
+    assert 0 <= metrics["metric_dp.oov_rate"] < 0.5 and "privacy.token_change_fraction" in metrics
+
+
+def test_mlflow_gets_manifest_plots_and_aggregates_but_no_vocabulary(project: Path) -> None:
+    client = MlflowClient(resolve_uri(TrackingParams(), project))
+    runs = client.search_runs([client.get_experiment_by_name("textsift").experiment_id],
+                              "tags.`textsift.instance` = 'build_indexes@w2v'")
+    assert [r.info.status for r in runs] == ["FINISHED"]
+    run = runs[0]
+    artifacts = {f.path for d in ("index", "plots") for f in client.list_artifacts(run.info.run_id, d)}
+    assert artifacts == {"index/manifest.json", "plots/deniability_N_w.png", "plots/deniability_S_w.png",
+                         "plots/distance_vs_epsilon.png", "plots/knn_distance_vs_k.png"}
+    assert run.data.metrics["index.vocab_size"] > 10
+    manifest = Path(client.download_artifacts(run.info.run_id, "index/manifest.json", str(project / "dl")))
+    logged = " ".join([*run.data.params.values(), *run.data.tags.values(), *run.data.metrics,
+                       manifest.read_text()]).lower()
+    corpus = read_corpus(project / "data/ingest/corpus.parquet")
+    planted = {text[s["start"]:s["end"]].lower() for text, spans in zip(corpus["text"], corpus["spans"], strict=True)
+               for s in spans}
+    assert len(planted) > 20 and not [p for p in planted if p in logged]
