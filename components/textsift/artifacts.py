@@ -28,11 +28,15 @@ class ArtifactSource(Protocol):
     def find_run(self, tag: str, value: str) -> str | None: ...
 
 
+# MLflow writes a creation time and a random uuid into MLmodel: not part of the model's identity.
+VOLATILE_FILES = frozenset({"MLmodel"})
+
+
 def dir_sha256(folder: str | Path) -> str:
-    """Digest of every file's relative path and bytes under ``folder`` (order-independent)."""
+    """Digest of every file's relative path and bytes under ``folder``, except ``VOLATILE_FILES``."""
     folder = Path(folder)
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name not in VOLATILE_FILES):
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()

@@ -34,11 +34,15 @@ FULL_PIPELINE = {
 
 
 @pytest.fixture(scope="module")
-def flow_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """Run the whole pipeline flow once (thread task runner) in a fresh project folder."""
+def flow_run(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict:
+    """Run the whole pipeline flow once (thread task runner) in a fresh project folder.
+
+    A test module may set ``FLOW_OVERRIDES`` (tiny_params overrides) to change the run.
+    """
     from flows.pipeline import pipeline
 
-    root = make_project(tmp_path_factory.mktemp("flow"), **FULL_PIPELINE)
+    overrides = {**FULL_PIPELINE, **getattr(request.module, "FLOW_OVERRIDES", {})}
+    root = make_project(tmp_path_factory.mktemp("flow"), **overrides)
     state = pipeline(root=str(root), return_state=True)
     assert state.is_completed(), state.message
     return {"root": root, "result": state.result(), "flow_run_id": state.state_details.flow_run_id}

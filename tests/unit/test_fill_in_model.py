@@ -9,10 +9,12 @@ import pytest
 import torch
 
 from textsift.config import FillInParams
+from textsift.mechanisms.datasifter.fill import FillOptions, fill_documents
 from textsift.models.fill_in import build_model, continue_from, hf_dirs, load_fill_in
 from textsift.models.mlm import IGNORE, mask_for_mlm, pack_windows
 from textsift.models.training import train_mlm
 from textsift.models.wordpiece import SPECIAL_TOKENS, learn_vocab, train_wordpiece
+from textsift.tokenize import words
 
 TEXTS = [
     f"Review {i}: the {a} was {b}, and I would {c} it to my friends in {d}."
@@ -116,3 +118,16 @@ def test_hf_dirs_finds_mlflow_layout(tmp_path: Path) -> None:
     assert hf_dirs(tmp_path) == (tmp_path / "model", tmp_path / "components" / "tokenizer")
     with pytest.raises(Exception, match="no transformers model"):
         hf_dirs(tmp_path / "model")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_bf16_training_and_fill_in() -> None:
+    fm = build_model(TEXTS, TINY, gen(10))
+    metrics = train_mlm(fm, TEXTS, TINY, seed=2, device="cuda")
+    assert fm.device == "cuda" and math.isfinite(metrics["validation.mlm_loss"])
+    tokens = [words(t) for t in TEXTS]
+    masks = [torch.arange(len(t)).numpy() % 2 == 0 for t in tokens]
+    fills = [fill_documents(TEXTS, tokens, masks, fm, FillOptions(batch_size=b), list(range(len(TEXTS))))
+             for b in (1, 64)]
+    assert fills[0] == fills[1] and all(not w.startswith("##") for doc in fills[0] for w in doc)

@@ -19,7 +19,7 @@ import torch
 from transformers import AutoTokenizer, BertForSequenceClassification, PreTrainedTokenizerFast
 
 from textsift.config import TransformerClassifierParams
-from textsift.models.fill_in import hf_dirs
+from textsift.models.fill_in import hf_dirs, seed_weights
 from textsift.rng import generator, torch_seed
 
 
@@ -49,11 +49,12 @@ def fine_tune(
     model_dir, tokenizer_dir = hf_dirs(encoder_folder)
     classes = sorted(set(labels))
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-    model = BertForSequenceClassification.from_pretrained(model_dir, num_labels=len(classes))
-    head = torch.Generator().manual_seed(torch_seed(seed, "evaluate.transformer.head", key))
-    with torch.no_grad():
-        model.classifier.weight.normal_(0.0, model.config.initializer_range, generator=head)
-        model.classifier.bias.zero_()
+    model, info = BertForSequenceClassification.from_pretrained(
+        model_dir, num_labels=len(classes), output_loading_info=True
+    )
+    # the pooler and the head are new: initialize them from our generator, not torch's global one
+    seed_weights(model, torch.Generator().manual_seed(torch_seed(seed, "evaluate.transformer.head", key)),
+                 only=info["missing_keys"])
     model.to(device).train()
     targets = torch.tensor([classes.index(label) for label in labels])
     steps = max(1, int(np.ceil(params.epochs * len(texts) / params.batch_size)))

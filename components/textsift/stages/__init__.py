@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from textsift.config import Params, flatten, load_params, select
+from textsift.corpus import write_json
 from textsift.registry import StageInstance, get_stage
 from textsift.tracking import Tracker
 
@@ -37,10 +38,19 @@ class StageContext:
     def path(self, relative: str) -> Path:
         return self.root / relative
 
+    def write_metrics(self, relative: str, metrics: dict[str, float]) -> None:
+        """Write the stage's DVC metrics file: every metric except timings (``*_per_s``,
+        ``*seconds``), which vary run to run and would make ``dvc repro`` outputs differ."""
+        write_json({k: v for k, v in metrics.items() if not _is_timing(k)}, self.path(relative))
+
     def log_metrics(self, metrics: dict[str, float]) -> None:
         """Record aggregate metrics for this stage (sent to MLflow at the end, and now)."""
         self.metrics.update(metrics)
         self.tracker.log_metrics(self.run_id, metrics)
+
+
+def _is_timing(key: str) -> bool:
+    return key.endswith(("_per_s", "seconds", "per_second"))
 
 
 def _stage_params(params: Params, instance: StageInstance) -> dict[str, Any]:

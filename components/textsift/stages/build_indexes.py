@@ -20,7 +20,7 @@ import pandas as pd
 
 from textsift import quality, rng
 from textsift.config import EmbeddingSourceParams
-from textsift.corpus import atomic_dir, read_corpus, write_json
+from textsift.corpus import atomic_dir, read_corpus
 from textsift.device import resolve_device
 from textsift.embeddings.bert import ContextualEncoder, load_bert
 from textsift.embeddings.locate import model_folder
@@ -110,7 +110,7 @@ def run(ctx: StageContext) -> None:
                **report.metrics()}
     if not manifest["contextual"]:
         metrics["index.corpus_coverage"] = _coverage(corpus, items.words, lowercase)
-    write_json(metrics, ctx.path(METRICS.format(key=name)))
+    ctx.write_metrics(METRICS.format(key=name), metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.log_artifact(ctx.run_id, target / MANIFEST, "index")
     for plot in sorted((target / PLOTS).iterdir()):

@@ -16,7 +16,7 @@ import pandas as pd
 
 from textsift import quality
 from textsift.config import IngestParams, Params
-from textsift.corpus import RawRecord, corpus_table, write_json, write_table
+from textsift.corpus import RawRecord, corpus_table, write_table
 from textsift.demo import generate_demo
 from textsift.errors import InputError
 from textsift.readers import read_records
@@ -96,6 +96,6 @@ def run(ctx: StageContext) -> None:
     write_table(corpus_table(frame), ctx.path(CORPUS))
     metrics = ingest_metrics(frame, total, counts)
     metrics.update(report.to_metrics())
-    write_json(metrics, ctx.path(METRICS))
+    ctx.write_metrics(METRICS, metrics)
     ctx.log_metrics(metrics)
     log.info("ingest: %d accepted, %d rejected %s", len(frame), sum(counts.values()), counts)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from textsift import quality
-from textsift.corpus import corpus_table, read_corpus, spans_to_python, write_json, write_table
+from textsift.corpus import corpus_table, read_corpus, spans_to_python, write_table
 from textsift.errors import StageError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.stages import StageContext
@@ -67,7 +67,7 @@ def run(ctx: StageContext) -> None:
     metrics.update({"privatize.docs_per_s": len(texts) / seconds if seconds else 0.0,
                     "privatize.seconds": seconds, **report.to_metrics()})
     write_table(corpus_table(output), ctx.path(OUTPUT.format(key=key)))
-    write_json(metrics, ctx.path(METRICS.format(key=key)))
+    ctx.write_metrics(METRICS.format(key=key), metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.mechanism": setting.kind, "textsift.setting": key})
     log.info("privatize@%s: %d docs in %.1fs, %.1f%% tokens changed", key, len(texts), seconds,

@@ -18,7 +18,7 @@ import torch
 
 from textsift import quality
 from textsift.artifacts import SHA_TAG, write_pointer
-from textsift.corpus import read_corpus, write_json
+from textsift.corpus import read_corpus
 from textsift.device import resolve_device
 from textsift.models.fill_in import build_model, continue_from
 from textsift.models.training import train_mlm
@@ -53,5 +53,5 @@ def run(ctx: StageContext) -> None:
         ctx.tracker.log_dir(ctx.run_id, local, ARTIFACT)
         pointer = write_pointer(ctx.path(POINTER), ARTIFACT, ARTIFACT, local)
     ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"]})
-    write_json(metrics, ctx.path(METRICS))
+    ctx.write_metrics(METRICS, metrics)
     ctx.log_metrics(metrics)
