@@ -16,7 +16,7 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +101,15 @@ class Tracker:
         items = [Metric(k, float(v), now, step) for k, v in sorted(metrics.items())]
         for start in range(0, len(items), 500):
             self.client.log_batch(run_id, metrics=items[start : start + 500])
+
+    def log_metric_steps(self, run_id: str, key: str, values: Sequence[tuple[int, float]]) -> None:
+        """One metric's history (``(step, value)`` pairs) in batches: one call, not one per step."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        items = [Metric(key, float(value), now, step) for step, value in values]
+        for start in range(0, len(items), 1000):
+            self.client.log_batch(run_id, metrics=items[start : start + 1000])
 
     def set_tags(self, run_id: str, tags: Mapping[str, str]) -> None:
         for key, value in tags.items():

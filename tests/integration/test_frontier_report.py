@@ -62,3 +62,47 @@ def test_report_shows_no_original_text(flow_run: dict) -> None:
     for t in shown:
         outside_examples = outside_examples.replace(t, "")
     assert [s for s in secrets if htmllib.escape(s) in outside_examples] == []
+
+
+def test_adhoc_privatize_and_evaluate_reuse_the_pipelines_models(flow_run: dict, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from textsift.cli import app
+
+    root: Path = flow_run["root"]
+    corpus = read_corpus(root / "data/ingest/corpus.parquet").head(30)
+    source = tmp_path / "new.jsonl"
+    corpus[["doc_id", "text", "label", "spans"]].to_json(source, orient="records", lines=True)
+    runner = CliRunner()
+    out = tmp_path / "new.private.csv"
+    result = runner.invoke(app, ["privatize", "--input", str(source), "--setting", "mdp", "--output", str(out),
+                                 "--params", str(root / "params.yaml"), "--root", str(root), "--id-field", "doc_id"])
+    assert result.exit_code == 0, result.output
+    private = pd.read_csv(out)
+    assert list(private["doc_id"]) == list(corpus["doc_id"]) and list(private["label"]) == list(corpus["label"])
+    metrics_file = tmp_path / "metrics.json"
+    result = runner.invoke(app, ["evaluate", "--original", str(source), "--privatized", str(out), "--params",
+                                 str(root / "params.yaml"), "--id-field", "doc_id", "--spans-field", "spans",
+                                 "--output", str(metrics_file)])
+    assert result.exit_code == 0, result.output
+    import json
+
+    metrics = json.loads(metrics_file.read_text())
+    assert 0 < metrics["privacy.token_change_fraction"] <= 1 and 0 <= metrics["privacy.leak.rate"] <= 1
+    assert "tfidf_logreg.original.accuracy" in metrics
+
+
+def test_adhoc_privatize_rejects_an_unknown_setting_and_bad_input(flow_run: dict, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from textsift.cli import app
+
+    root: Path = flow_run["root"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"id": "a", "text": "caf\xe9", "label": "x"}\n')
+    runner = CliRunner()
+    common = ["--params", str(root / "params.yaml"), "--root", str(root), "--output", str(tmp_path / "o.csv")]
+    result = runner.invoke(app, ["privatize", "--input", str(bad), "--setting", "nope", *common])
+    assert result.exit_code == 2 and "no setting 'nope'" in result.output
+    result = runner.invoke(app, ["privatize", "--input", str(bad), "--setting", "mdp", "--id-field", "id", *common])
+    assert result.exit_code == 2 and "no usable records" in result.output

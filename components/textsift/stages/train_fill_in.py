@@ -42,10 +42,9 @@ def run(ctx: StageContext) -> None:
     fm = continue_from(ctx.path(fill.init_from), init) if fill.init_from else build_model(texts, fill, init)
     log.info("train_fill_in: %d training documents, vocabulary %d, device %s", len(texts), len(fm.tokenizer), device)
 
-    def log_step(step: int, loss: float) -> None:
-        ctx.tracker.log_metrics(ctx.run_id, {"train.step_loss": loss}, step=step)
-
-    metrics = train_mlm(fm, texts, fill, params.seed, device, on_step=log_step)
+    losses: list[tuple[int, float]] = []
+    metrics = train_mlm(fm, texts, fill, params.seed, device, on_step=lambda step, loss: losses.append((step, loss)))
+    ctx.tracker.log_metric_steps(ctx.run_id, "train.step_loss", losses)
     metrics["train.documents"] = len(texts)
     with tempfile.TemporaryDirectory(prefix="textsift-fill-in-") as tmp:
         local = Path(tmp) / ARTIFACT
