@@ -20,6 +20,7 @@ import torch
 
 from textsift.embeddings.locate import hf_folders
 from textsift.embeddings.vectors import WordVectors, lookup_key
+from textsift.models.loading import load_pretrained
 from textsift.tokenize import is_metric_dp_word
 
 WordSpan = tuple[int, int, int]  # (window, first piece position, end position)
@@ -30,8 +31,8 @@ def load_bert(folder: Path, device: str) -> tuple[Any, Any]:
     from transformers import AutoModel, AutoTokenizer
 
     model_dir, tokenizer_dir = hf_folders(folder)
-    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
-    model = AutoModel.from_pretrained(str(model_dir)).to(device).eval()
+    tokenizer = load_pretrained(AutoTokenizer.from_pretrained, str(tokenizer_dir))
+    model = load_pretrained(AutoModel.from_pretrained, str(model_dir)).to(device).eval()
     return tokenizer, model
 
 

@@ -20,6 +20,7 @@ from transformers import AutoTokenizer, BertForSequenceClassification, PreTraine
 
 from textsift.config import TransformerClassifierParams
 from textsift.models.fill_in import hf_dirs, seed_weights
+from textsift.models.loading import load_pretrained
 from textsift.rng import generator, torch_seed
 
 
@@ -48,9 +49,9 @@ def fine_tune(
     """Fine-tune a fresh head + the encoder on (texts, labels); ``key`` names the run for seeding."""
     model_dir, tokenizer_dir = hf_dirs(encoder_folder)
     classes = sorted(set(labels))
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-    model, info = BertForSequenceClassification.from_pretrained(
-        model_dir, num_labels=len(classes), output_loading_info=True
+    tokenizer = load_pretrained(AutoTokenizer.from_pretrained, tokenizer_dir)
+    model, info = load_pretrained(
+        BertForSequenceClassification.from_pretrained, model_dir, num_labels=len(classes), output_loading_info=True
     )
     # the pooler and the head are new: initialize them from our generator, not torch's global one
     seed_weights(model, torch.Generator().manual_seed(torch_seed(seed, "evaluate.transformer.head", key)),

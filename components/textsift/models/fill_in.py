@@ -18,6 +18,7 @@ from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, PreTrainedT
 
 from textsift.config import FillInParams
 from textsift.errors import StageError
+from textsift.models.loading import load_pretrained
 from textsift.models.wordpiece import train_wordpiece
 
 INIT_STD = 0.02  # BERT's initializer_range: the std of every freshly initialized weight
@@ -90,11 +91,11 @@ def continue_from(folder: str | Path, generator: torch.Generator) -> FillInModel
     folder = Path(folder)
     if not (folder / "config.json").exists():
         raise StageError(f"fill_in.init_from: {folder} is not a model folder (no config.json)")
-    model, info = BertForMaskedLM.from_pretrained(folder, output_loading_info=True)
+    model, info = load_pretrained(BertForMaskedLM.from_pretrained, folder, output_loading_info=True)
     missing = list(info.get("missing_keys", []))
     if missing:
         seed_weights(model, generator, only=missing)
-    tokenizer = AutoTokenizer.from_pretrained(folder)
+    tokenizer = load_pretrained(AutoTokenizer.from_pretrained, folder)
     return FillInModel(model, tokenizer, "cpu")
 
 
@@ -115,6 +116,6 @@ def hf_dirs(folder: str | Path) -> tuple[Path, Path]:
 def load_fill_in(folder: str | Path, device: str) -> FillInModel:
     """Load a fill-in model for inference (eval mode, on ``device``) from a saved folder."""
     model_dir, tokenizer_dir = hf_dirs(folder)
-    model = BertForMaskedLM.from_pretrained(model_dir).to(device).eval()
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    model = load_pretrained(BertForMaskedLM.from_pretrained, model_dir).to(device).eval()
+    tokenizer = load_pretrained(AutoTokenizer.from_pretrained, tokenizer_dir)
     return FillInModel(model, tokenizer, device)

@@ -1,0 +1,26 @@
+"""Models load correctly when several task threads load them at once (Prefect/Dask threads)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import torch
+
+from textsift.config import FillInParams
+from textsift.models.fill_in import build_model, load_fill_in
+
+TINY = FillInParams(vocab_size=120, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64, max_length=32)
+
+
+def test_concurrent_loads_give_real_weights(tmp_path: Path) -> None:
+    fm = build_model(["the cat sat on the mat", "a dog ran in the park"] * 10, TINY, torch.Generator().manual_seed(1))
+    fm.model.save_pretrained(tmp_path)
+    fm.tokenizer.save_pretrained(tmp_path)
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        loaded = list(pool.map(lambda _: load_fill_in(tmp_path, "cpu"), range(12)))
+    reference = fm.model.state_dict()
+    for model in loaded:
+        assert all(p.device.type == "cpu" for p in model.model.parameters())
+        state = model.model.state_dict()
+        assert all(torch.equal(state[k], reference[k]) for k in reference)
