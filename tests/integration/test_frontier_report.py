@@ -41,6 +41,11 @@ def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
         assert "privacy.leak.rate" in by_setting[key].data.metrics
         assert "utility.transformer.privatized.accuracy" in by_setting[key].data.metrics
     assert by_setting["mdp"].data.params["setting.epsilon"] == "20.0"
+    assert 0 <= by_setting["mdp"].data.metrics["metric_dp.deniability.N_w.mean"] <= 1
+    assert by_setting["mdp"].data.metrics["metric_dp.deniability.S_w.mean"] >= 1
+    assert "datasifter.masked_fraction_mean" in by_setting["ds"].data.metrics
+    drop = by_setting["ds"].data.metrics["utility.tfidf_logreg.original.accuracy_drop"]
+    assert drop == pytest.approx(by_setting["ds"].data.metrics["frontier.utility_drop"])
     parent_artifacts = {a.path for a in client.list_artifacts(result["parent_run_id"], "frontier")}
     assert {"frontier/report.html", "frontier/frontier.png", "frontier/frontier.csv"} <= parent_artifacts
 

@@ -57,7 +57,9 @@ def test_privatized_corpus_keeps_ids_labels_splits(project: Path) -> None:
     assert (privatized["text"] != original["text"]).mean() > 0.9
     metrics = json.loads((project / "metrics/privatize/mdp_eps5.json").read_text())
     assert metrics["metric_dp.epsilon"] == 5.0 and metrics["metric_dp.beta"] == 0.9
-    assert 0.3 < metrics["metric_dp.tokens_changed_fraction"] <= 1 and metrics["metric_dp.tokens_per_s"] > 0
+    assert 0.3 < metrics["metric_dp.tokens_changed_fraction"] <= 1
+    assert "metric_dp.tokens_per_s" not in metrics  # timings go to MLflow only: DVC outputs stay reproducible
+    assert 0 <= metrics["metric_dp.deniability.N_w.mean"] <= 1 <= metrics["metric_dp.deniability.S_w.mean"]
     assert 0 <= metrics["metric_dp.oov_rate"] < 0.5 and "privacy.token_change_fraction" in metrics
 
 

@@ -104,16 +104,26 @@ def run(ctx: StageContext) -> None:
     report = quality.check_metrics(flat, name="evaluate_metrics", unit_interval=UTILITY_METRICS)
     report.raise_if_failed()
     write_json(nested, ctx.path(METRICS))
-    with atomic_path(ctx.path(TABLE)) as tmp:
-        pd.DataFrame(rows).to_csv(tmp, index=False, float_format="%.6f")
-    ctx.tracker.log_artifact(ctx.run_id, ctx.path(TABLE), "evaluate")
     if ctx.params.tracking.log_models:
         ctx.tracker.log_sklearn_model(ctx.run_id, model, CLASSIFIER)
     ctx.log_metrics({**flat, **report.to_metrics()})
-    frontier = write_frontier(ctx, pd.DataFrame(rows))
-    log_setting_runs(ctx, frontier, pd.DataFrame(rows))
+    utility = with_drops(pd.DataFrame(rows))
+    with atomic_path(ctx.path(TABLE)) as tmp:
+        utility.to_csv(tmp, index=False, float_format="%.6f")
+    ctx.tracker.log_artifact(ctx.run_id, ctx.path(TABLE), "evaluate")
+    frontier = write_frontier(ctx, utility)
+    log_setting_runs(ctx, frontier, utility)
     log.info("evaluate: %d settings; original %s accuracy %.3f", len(ctx.params.privatize.settings),
              CLASSIFIER, flat.get(f"original.{CLASSIFIER}.original.accuracy", float("nan")))
+
+
+def with_drops(utility: pd.DataFrame) -> pd.DataFrame:
+    """Add ``<metric>_drop``: the reference row's value (same classifier) minus the row's."""
+    reference = utility[utility["setting"] == "original"].set_index("classifier")
+    out = utility.copy()
+    for metric in UTILITY_METRICS:
+        out[f"{metric}_drop"] = out["classifier"].map(reference[metric]) - out[metric]
+    return out
 
 
 def _privacy_metrics(ctx: StageContext) -> dict[str, dict[str, float]]:
@@ -173,7 +183,8 @@ def log_setting_runs(ctx: StageContext, frontier: pd.DataFrame, utility: pd.Data
                    "frontier.leak_rate": row["leak_rate"], "frontier.pareto": float(row["pareto"]),
                    "privacy.token_change_fraction": row["token_change"]}
         for _, u in utility[utility["setting"] == key].iterrows():
-            metrics.update({f"utility.{u['classifier']}.{u['test_on']}.{m}": u[m] for m in UTILITY_METRICS})
+            for m in (*UTILITY_METRICS, *(f"{name}_drop" for name in UTILITY_METRICS)):
+                metrics[f"utility.{u['classifier']}.{u['test_on']}.{m}"] = u[m]
         metrics.update(privacy.get(key, {}))
         ctx.tracker.log_metrics(run_id, {k: float(v) for k, v in metrics.items() if not _isnan(v)})
         ctx.tracker.end_run(run_id, True)

@@ -13,11 +13,14 @@ from __future__ import annotations
 import logging
 import time
 
+import numpy as np
 import pandas as pd
 
+from textsift import rng
 from textsift.device import resolve_device
 from textsift.embeddings.bert import ContextualEncoder, load_bert
 from textsift.embeddings.locate import model_folder
+from textsift.evaluation.geometry import deniability, sample_items
 from textsift.indexes.store import LoadedIndex, load_index
 from textsift.mechanisms.metric_dp.config import MetricDPSetting
 from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, StaticEmbedder
@@ -38,9 +41,11 @@ def _embedder(index: LoadedIndex, setting: MetricDPSetting, ctx: StageContext, d
     return ContextualEmbedder(encoder, index.projection)
 
 
-def load_privatizer(setting: MetricDPSetting, ctx: StageContext) -> MetricDPPrivatizer:
+def load_privatizer(
+    setting: MetricDPSetting, ctx: StageContext, index: LoadedIndex | None = None
+) -> MetricDPPrivatizer:
     """The privatizer of ``setting`` over its saved index (opened once per run, never per word)."""
-    index = load_index(ctx.path(INDEX.format(key=setting.index)))
+    index = index or load_index(ctx.path(INDEX.format(key=setting.index)))
     device = resolve_device(ctx.params.device)
     embedder = _embedder(index, setting, ctx, device)
     searcher = index.searcher(setting.search, device, setting.search_k)
@@ -57,9 +62,11 @@ def privatize_texts(
     """Privatized texts (row order kept) and the mechanism's metrics.
 
     Metrics: ``tokens_changed_fraction`` and ``oov_rate`` (over all token occurrences),
-    ``tokens_per_s``, ``tokens``, ``epsilon`` (per token) and ``beta`` (from the index).
+    ``tokens_per_s``, ``tokens``, ``epsilon`` (per token), ``beta`` (from the index) and the
+    plausible-deniability summaries at this ε (``deniability.*``).
     """
-    privatizer = load_privatizer(setting, ctx)
+    index = load_index(ctx.path(INDEX.format(key=setting.index)))
+    privatizer = load_privatizer(setting, ctx, index)
     texts = corpus["text"].tolist()
     doc_ids = corpus["doc_id"].astype(str).tolist()
     started = time.perf_counter()
@@ -74,6 +81,26 @@ def privatize_texts(
         "tokens_per_s": result.tokens / seconds if seconds else 0.0, "tokens": float(result.tokens),
         "epsilon": setting.epsilon, "beta": privatizer.beta,
     }
+    metrics.update(deniability_at_epsilon(index, privatizer, setting, ctx, seed))
     log.info("metric_dp@%s: %d tokens, %.1f%% changed, %.1f%% OOV, %.0f tokens/s", setting.index, result.tokens,
              100 * metrics["tokens_changed_fraction"], 100 * metrics["oov_rate"], metrics["tokens_per_s"])
     return result.texts, metrics
+
+
+def deniability_at_epsilon(
+    index: LoadedIndex, privatizer: MetricDPPrivatizer, setting: MetricDPSetting, ctx: StageContext, seed: int
+) -> dict[str, float]:
+    """N_w and S_w (Feyisetan et al. 2020) at the setting's ε, over a seeded sample of the index.
+
+    Same sample size and M as the index's geometry experiments (``indexes.geometry``), so a
+    setting's numbers line up with the curves of build_indexes.
+    """
+    geometry = ctx.params.indexes.geometry
+    sample = sample_items(len(index.vectors), geometry.vocab_sample,
+                          rng.generator(seed, "privatize.deniability", f"{setting.index}/sample"))
+    _, label_ids = np.unique(np.asarray(index.words, dtype=object), return_inverse=True)
+    run = deniability(index.vectors, label_ids, sample, setting.epsilon, privatizer.beta, geometry.draws,
+                      privatizer.searcher, rng.generator(seed, "privatize.deniability", f"{setting.index}/draws"))
+    return {"deniability.N_w.mean": float(np.mean(run.n_w)), "deniability.N_w.median": float(np.median(run.n_w)),
+            "deniability.S_w.mean": float(np.mean(run.s_w)), "deniability.S_w.median": float(np.median(run.s_w)),
+            "deniability.noise_distance": run.noise_distance}
