@@ -120,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     print("  browse them: make mlflow-ui  ->  http://127.0.0.1:5000")
     print(f"Metrics: {root / 'metrics'}  (dvc metrics show)")
     print(f"Utility table: {root / 'reports/evaluate/utility.csv'}")
+    print(f"Frontier: {root / 'reports/evaluate/frontier.csv'}")
+    print(f"Report: {root / 'reports/evaluate/report.html'}")
     return 0
 
 
