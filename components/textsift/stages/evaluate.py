@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,11 @@ def evaluate_setting(
              **score(model, test["text"], test["label"])} for test_on, test in tests.items()]
     if encoder is not None:
         device = resolve_device(params.device)
+        started = time.perf_counter()
         clf = fine_tune(encoder, list(train["text"]), list(train["label"]), params.evaluate.transformer,
                         params.seed, setting, device)
+        log.info("evaluate: transformer fine-tuned on %s (%d docs) in %.0fs", setting, len(train),
+                 time.perf_counter() - started)
         rows.extend({"setting": setting, "classifier": "transformer", "test_on": test_on,
                      **score_probabilities(clf.classes, predict_proba(clf, list(test["text"])), test["label"])}
                     for test_on, test in tests.items())
