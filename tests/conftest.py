@@ -53,6 +53,12 @@ def tiny_params(**overrides: object) -> dict:
     return parse_params(params).model_dump(mode="json")
 
 
+@pytest.fixture(autouse=True)
+def _no_leaked_tracking_uri(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts without MLFLOW_TRACKING_URI (MLflow's fluent API sets it process-wide)."""
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """An empty project folder with tiny params.yaml."""

@@ -60,16 +60,15 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
     assert "tfidf_logreg/MLmodel" in model_files
 
 
-def test_logged_model_loads_and_predicts(flow_run: dict) -> None:
+def test_logged_model_loads_and_predicts(flow_run: dict, tmp_path: Path) -> None:
     import mlflow.sklearn
 
     result = flow_run["result"]
     client = MlflowClient(result["tracking_uri"])
     evaluate = client.search_runs([result["experiment_id"]], "tags.`textsift.stage` = 'evaluate'")[0]
-    import mlflow
-
-    mlflow.set_tracking_uri(result["tracking_uri"])
-    model = mlflow.sklearn.load_model(f"runs:/{evaluate.info.run_id}/tfidf_logreg")
+    # no fluent mlflow.set_tracking_uri: it sets MLFLOW_TRACKING_URI for the whole process
+    local = client.download_artifacts(evaluate.info.run_id, "tfidf_logreg", str(tmp_path))
+    model = mlflow.sklearn.load_model(local)
     assert set(model.predict(["a wonderful film", "an awful film"])) <= {"pos", "neg"}
 
 

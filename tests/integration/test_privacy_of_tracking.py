@@ -28,16 +28,19 @@ def _secrets(root: Path) -> list[str]:
     return sorted(values)
 
 
-def _mlflow_blobs(result: dict, dest: Path) -> list[str]:
+def _mlflow_blobs(result: dict, dest: Path) -> dict[str, str]:
+    """Everything MLflow holds for the run's experiment, keyed by where it was found."""
     client = MlflowClient(result["tracking_uri"])
     runs = client.search_runs([result["experiment_id"]])
-    blobs = []
+    blobs = {}
     for run in runs:
-        blobs.extend(f"{k}={v}" for k, v in run.data.params.items())
-        blobs.extend(f"{k}={v}" for k, v in run.data.tags.items())
-        blobs.extend(run.data.metrics)
+        name = run.info.run_name
+        blobs.update({f"{name} param {k}": f"{k}={v}" for k, v in run.data.params.items()})
+        blobs.update({f"{name} tag {k}": f"{k}={v}" for k, v in run.data.tags.items()})
+        blobs.update({f"{name} metric {k}": k for k in run.data.metrics})
         local = Path(client.download_artifacts(run.info.run_id, "", str(dest / run.info.run_id)))
-        blobs.extend(p.read_bytes().decode("utf-8", "replace") for p in local.rglob("*") if p.is_file())
+        blobs.update({f"{name} artifact {p.relative_to(local)}": p.read_bytes().decode("utf-8", "replace")
+                      for p in local.rglob("*") if p.is_file()})
     return blobs
 
 
@@ -46,7 +49,7 @@ def test_no_document_text_in_mlflow(flow_run: dict, tmp_path: Path) -> None:
     assert len(secrets) > 100
     blobs = _mlflow_blobs(flow_run["result"], tmp_path)
     assert len(blobs) > 20  # the scan really saw params, tags and artifacts
-    leaked = [s for s in secrets if any(s in blob for blob in blobs)]
+    leaked = [(where, s) for s in secrets for where, blob in blobs.items() if s in blob]
     assert leaked == []
 
 
