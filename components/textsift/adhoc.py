@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from textsift.artifacts import FILL_IN_POINTER
 from textsift.config import Params, SourceParams, load_params
 from textsift.corpus import atomic_path, spans_to_python
 from textsift.errors import ConfigError, InputError
@@ -22,8 +23,8 @@ from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.evaluation.utility import score, train_tfidf_logreg
 from textsift.readers import detect_format, read_records
 from textsift.registry import StageInstance, get_stage
-from textsift.split import assign_splits
 from textsift.stages import StageContext, run_stage
+from textsift.stages.ingest import build_corpus
 from textsift.tracking import Tracker
 from textsift.validation import validate_records
 
@@ -39,14 +40,7 @@ def read_file_corpus(path: Path, source: SourceParams, params: Params) -> pd.Dat
     if counts:
         log.warning("%s: %d of %d records rejected %s; first ids: %s", path.name, sum(counts.values()), total,
                     counts, ", ".join(r["doc_id"] for r in rejects.rows[:10]))
-    given = [r.given_split for r in clean] if source.split_field else None
-    splits = assign_splits([r.doc_id for r in clean], [r.label for r in clean], params.ingest.split,
-                           params.seed, given)
-    return pd.DataFrame({
-        "doc_id": [r.doc_id for r in clean], "text": [r.text for r in clean], "label": [r.label for r in clean],
-        "split": splits,
-        "spans": [[{"start": s.start, "end": s.end, "label": s.label} for s in r.spans] for r in clean],
-    })
+    return build_corpus(clean, params.ingest.model_copy(update={"source": source}), params.seed)
 
 
 def ensure_resources(root: Path, params: Params, setting_name: str) -> None:
@@ -54,11 +48,11 @@ def ensure_resources(root: Path, params: Params, setting_name: str) -> None:
     setting = params.privatize.settings[setting_name]
     needed: list[tuple[str, str | None, Path]] = [("ingest", None, root / "data/ingest/corpus.parquet")]
     if setting.kind == "datasifter":
-        needed.append(("train_fill_in", None, root / "models/fill_in.json"))
+        needed.append(("train_fill_in", None, root / FILL_IN_POINTER))
     else:
         source = params.indexes.sources[setting.index]
         if source.model_path == "fill_in":
-            needed.append(("train_fill_in", None, root / "models/fill_in.json"))
+            needed.append(("train_fill_in", None, root / FILL_IN_POINTER))
         needed.append(("build_indexes", setting.index, root / f"data/indexes/{setting.index}"))
     for stage, key, output in needed:
         if not output.exists():

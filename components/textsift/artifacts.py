@@ -20,6 +20,8 @@ from textsift.corpus import atomic_dir, write_json
 from textsift.errors import StageError
 
 SHA_TAG = "textsift.model_sha256"
+FILL_IN_POINTER = "models/fill_in.json"  # the DVC output of train_fill_in
+MODEL_CACHE = ".textsift/cache/models"  # models fetched from MLflow, one folder per digest
 
 
 class ArtifactSource(Protocol):
@@ -72,3 +74,8 @@ def materialize(pointer: dict, source: ArtifactSource, cache_root: str | Path) -
         if dir_sha256(tmp) != pointer["sha256"]:
             raise StageError(f"model {pointer['name']} from run {run_id} does not match its pointer's sha256")
     return target
+
+
+def fill_in_folder(root: Path, source: ArtifactSource) -> Path:
+    """The project's fill-in model (``FILL_IN_POINTER``), fetched into ``MODEL_CACHE`` once."""
+    return materialize(read_pointer(root / FILL_IN_POINTER), source, root / MODEL_CACHE)

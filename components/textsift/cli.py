@@ -17,7 +17,7 @@ from textsift.telemetry import disable_telemetry
 disable_telemetry()
 
 from textsift.config import Params, load_params  # noqa: E402
-from textsift.errors import TextsiftError  # noqa: E402
+from textsift.errors import ConfigError, TextsiftError  # noqa: E402
 
 app = typer.Typer(help="textsift: privatize text corpora and measure what each setting costs.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -77,6 +77,8 @@ def dvc_render(
     from textsift.dvc_render import render_text
 
     try:
+        if not params.exists():  # rendering from the embedded defaults would silently drop every setting
+            raise ConfigError(f"{params} not found: run from the project root or pass --params")
         text = render_text(load_params(params))
     except TextsiftError as err:
         _fail(err)

@@ -146,7 +146,7 @@ class FillInParams(Frozen):
     learning_rate: float = Field(5e-4, gt=0)
     warmup_fraction: float = Field(0.06, ge=0, lt=1)
     mask_probability: float = Field(0.15, gt=0, lt=1)
-    mixed_precision: bool = Field(True, description="bf16/fp16 autocast on CUDA")
+    mixed_precision: bool = Field(True, description="bf16 autocast on CUDA")
     validation_fraction: float = Field(0.1, gt=0, lt=1, description="held-out windows for MLM loss")
 
     @model_validator(mode="after")

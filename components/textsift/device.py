@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
 from textsift.errors import ConfigError
 
 
@@ -15,3 +18,12 @@ def resolve_device(requested: str) -> str:
     if requested == "cuda" and not available:
         raise ConfigError("device: 'cuda' requested but torch sees no CUDA device (use 'auto' or 'cpu')")
     return requested
+
+
+def autocast(device: str, enabled: bool) -> AbstractContextManager[Any]:
+    """bf16 autocast on CUDA when ``enabled`` (mixed precision); a no-op on the CPU."""
+    if device == "cuda" and enabled:
+        import torch
+
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return nullcontext()

@@ -12,13 +12,14 @@ import torch
 from textsift import rng
 from textsift.config import EmbeddingSourceParams
 from textsift.embeddings.bert import ContextualEncoder, load_bert
-from textsift.embeddings.locate import hf_folders, model_folder
+from textsift.embeddings.locate import model_folder
 from textsift.embeddings.sources import contextual_pairs, static_vectors
 from textsift.errors import ConfigError, InputError, StageError
 from textsift.indexes.projection import project_vocabulary
 from textsift.indexes.store import load_index, save_index
 from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, privatize_shard
+from textsift.models.loading import hf_folders
 
 DOCS = ["We went to Parijs in May, and loved it.", "The hotel in Paris was terrible; ꙮ never again!"]
 

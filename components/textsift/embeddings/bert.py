@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from textsift.embeddings.locate import hf_folders
 from textsift.embeddings.vectors import WordVectors, lookup_key
-from textsift.models.loading import load_pretrained
+from textsift.models.loading import hf_folders, load_pretrained
 from textsift.tokenize import is_metric_dp_word
 
 WordSpan = tuple[int, int, int]  # (window, first piece position, end position)

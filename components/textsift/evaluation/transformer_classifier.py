@@ -10,7 +10,6 @@ the duration of training only (no global state leaks out).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,8 +18,9 @@ import torch
 from transformers import AutoTokenizer, BertForSequenceClassification, PreTrainedTokenizerFast
 
 from textsift.config import TransformerClassifierParams
-from textsift.models.fill_in import hf_dirs, seed_weights
-from textsift.models.loading import load_pretrained
+from textsift.device import autocast
+from textsift.models.fill_in import seed_weights
+from textsift.models.loading import hf_folders, load_pretrained
 from textsift.rng import generator, torch_seed
 
 
@@ -33,10 +33,6 @@ class TransformerClassifier:
     params: TransformerClassifierParams
 
 
-def _autocast(device: str, enabled: bool):
-    return torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" and enabled else nullcontext()
-
-
 def _encode(clf_tokenizer: PreTrainedTokenizerFast, texts: Sequence[str], max_length: int, device: str) -> dict:
     batch = clf_tokenizer(list(texts), truncation=True, max_length=max_length, padding=True, return_tensors="pt")
     return {k: v.to(device) for k, v in batch.items() if k in ("input_ids", "attention_mask")}
@@ -47,7 +43,7 @@ def fine_tune(
     seed: int, key: str, device: str,
 ) -> TransformerClassifier:
     """Fine-tune a fresh head + the encoder on (texts, labels); ``key`` names the run for seeding."""
-    model_dir, tokenizer_dir = hf_dirs(encoder_folder)
+    model_dir, tokenizer_dir = hf_folders(encoder_folder)
     classes = sorted(set(labels))
     tokenizer = load_pretrained(AutoTokenizer.from_pretrained, tokenizer_dir)
     model, info = load_pretrained(
@@ -69,7 +65,7 @@ def fine_tune(
                 order = np.concatenate([order, order_rng.permutation(len(texts))])
             batch, order = order[:params.batch_size], order[params.batch_size:]
             inputs = _encode(tokenizer, [texts[i] for i in batch], params.max_length, device)
-            with _autocast(device, params.mixed_precision):
+            with autocast(device, params.mixed_precision):
                 loss = model(**inputs, labels=targets[batch].to(device)).loss
             loss.backward()
             optimizer.step()
@@ -85,7 +81,7 @@ def predict_proba(clf: TransformerClassifier, texts: Sequence[str]) -> np.ndarra
     for start in range(0, len(texts), clf.params.batch_size):
         inputs = _encode(clf.tokenizer, texts[start:start + clf.params.batch_size], clf.params.max_length,
                          clf.device)
-        with _autocast(clf.device, clf.params.mixed_precision):
+        with autocast(clf.device, clf.params.mixed_precision):
             logits = clf.model(**inputs).logits
         out.append(torch.softmax(logits.float(), dim=-1).cpu().numpy())
     return np.concatenate(out) if out else np.zeros((0, len(clf.classes)))

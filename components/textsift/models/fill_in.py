@@ -18,7 +18,7 @@ from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, PreTrainedT
 
 from textsift.config import FillInParams
 from textsift.errors import StageError
-from textsift.models.loading import load_pretrained
+from textsift.models.loading import hf_folders, load_pretrained
 from textsift.models.wordpiece import train_wordpiece
 
 INIT_STD = 0.02  # BERT's initializer_range: the std of every freshly initialized weight
@@ -99,23 +99,9 @@ def continue_from(folder: str | Path, generator: torch.Generator) -> FillInModel
     return FillInModel(model, tokenizer, "cpu")
 
 
-def hf_dirs(folder: str | Path) -> tuple[Path, Path]:
-    """The model and tokenizer folders inside a plain HF folder or an MLflow transformers model.
-
-    MLflow's format keeps the weights in ``model/`` and the tokenizer in ``components/tokenizer/``;
-    a plain checkpoint holds both in one folder. Both are found by their files.
-    """
-    folder = Path(folder)
-    configs = sorted(p.parent for p in folder.rglob("config.json") if any(p.parent.glob("*.safetensors")))
-    tokenizers = sorted(p.parent for p in folder.rglob("tokenizer.json"))
-    if not configs or not tokenizers:
-        raise StageError(f"{folder} holds no transformers model with a tokenizer.json")
-    return configs[0], tokenizers[0]
-
-
 def load_fill_in(folder: str | Path, device: str) -> FillInModel:
     """Load a fill-in model for inference (eval mode, on ``device``) from a saved folder."""
-    model_dir, tokenizer_dir = hf_dirs(folder)
+    model_dir, tokenizer_dir = hf_folders(folder)
     model = load_pretrained(BertForMaskedLM.from_pretrained, model_dir).to(device).eval()
     tokenizer = load_pretrained(AutoTokenizer.from_pretrained, tokenizer_dir)
     return FillInModel(model, tokenizer, device)

@@ -1,4 +1,4 @@
-"""One lock around every ``from_pretrained`` in the process.
+"""Loading Hugging Face models: one lock around every ``from_pretrained``, and finding the files.
 
 transformers builds models under a process-wide "meta device" context while loading; two
 threads loading at once (Prefect's thread and Dask-thread task runners run stages side by
@@ -11,12 +11,37 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from textsift.errors import InputError
+
 _LOAD_LOCK = threading.Lock()
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json")
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt")
 
 
 def load_pretrained(loader: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``loader(*args, **kwargs)`` (e.g. ``BertForMaskedLM.from_pretrained``) under the process-wide lock."""
     with _LOAD_LOCK:
         return loader(*args, **kwargs)
+
+
+def _first_holding(root: Path, names: tuple[str, ...]) -> Path | None:
+    folders = sorted({p.parent for n in names for p in root.rglob(n)}, key=lambda p: (len(p.parts), str(p)))
+    return folders[0] if folders else None
+
+
+def hf_folders(root: str | Path) -> tuple[Path, Path]:
+    """(weights folder, tokenizer folder) inside ``root``: the shallowest folders holding them.
+
+    A plain checkpoint holds both in one folder; MLflow's transformers format keeps the weights
+    in ``model/`` and the tokenizer in ``components/tokenizer/``.
+    """
+    root = Path(root)
+    model_dir = _first_holding(root, WEIGHT_FILES)
+    tokenizer_dir = _first_holding(root, TOKENIZER_FILES)
+    if model_dir is None or tokenizer_dir is None or not (model_dir / "config.json").exists():
+        raise InputError(f"{root} holds no Hugging Face model (no transformers model with config.json, weights "
+                         "and a tokenizer)")
+    return model_dir, tokenizer_dir

@@ -14,13 +14,13 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 
 import numpy as np
 import torch
 from torch.optim.lr_scheduler import LambdaLR
 
 from textsift.config import FillInParams
+from textsift.device import autocast
 from textsift.errors import InputError
 from textsift.models.fill_in import FillInModel
 from textsift.models.mlm import mask_for_mlm, pack_windows
@@ -29,12 +29,6 @@ from textsift.rng import generator, torch_seed
 log = logging.getLogger("textsift")
 PROGRESS_LOGS = 20  # progress lines per training run
 StepCallback = Callable[[int, float], None]
-
-
-def _autocast(device: str, mixed_precision: bool):
-    if device == "cuda" and mixed_precision:
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    return nullcontext()
 
 
 def split_windows(windows: torch.Tensor, fraction: float, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -58,7 +52,7 @@ def mlm_loss(fm: FillInModel, windows: torch.Tensor, params: FillInParams, seed:
         n = int((labels != -100).sum())
         if n == 0:
             continue
-        with _autocast(fm.device, params.mixed_precision):
+        with autocast(fm.device, params.mixed_precision):
             out = fm.model(input_ids=inputs.to(fm.device), attention_mask=(inputs != fm.tokenizer.pad_token_id)
                            .long().to(fm.device), labels=labels.to(fm.device))
         total += float(out.loss) * n
@@ -97,7 +91,7 @@ def _fit(fm: FillInModel, train: torch.Tensor, params: FillInParams, seed: int, 
     fm.model.train()
     for step, index in _batches(len(train), params.batch_size, total, seed):
         inputs, labels = mask_for_mlm(train[index], fm.tokenizer, params.mask_probability, masks)
-        with _autocast(fm.device, params.mixed_precision):
+        with autocast(fm.device, params.mixed_precision):
             out = fm.model(input_ids=inputs.to(fm.device), attention_mask=(inputs != pad).long().to(fm.device),
                            labels=labels.to(fm.device))
         out.loss.backward()

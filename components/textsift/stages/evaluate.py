@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from textsift import quality
-from textsift.artifacts import materialize, read_pointer
+from textsift.artifacts import fill_in_folder
 from textsift.config import flatten
 from textsift.corpus import atomic_path, read_corpus, write_json
 from textsift.device import resolve_device
@@ -47,8 +47,6 @@ FRONTIER = "reports/evaluate/frontier.csv"
 PLOT = "reports/evaluate/frontier.png"
 REPORT = "reports/evaluate/report.html"
 PRIVACY = "metrics/privatize/{key}.json"
-FILL_IN = "models/fill_in.json"
-MODEL_CACHE = ".textsift/cache/models"
 CLASSIFIER = "tfidf_logreg"
 
 
@@ -60,7 +58,7 @@ def encoder_folder(ctx: StageContext) -> Path | None:
     """The corpus-trained fill-in model folder, when the transformer classifier is enabled."""
     if not ctx.params.evaluate.transformer.enabled:
         return None
-    return materialize(read_pointer(ctx.path(FILL_IN)), ctx.tracker, ctx.path(MODEL_CACHE))
+    return fill_in_folder(ctx.root, ctx.tracker)
 
 
 def evaluate_setting(
@@ -115,8 +113,9 @@ def run(ctx: StageContext) -> None:
     with atomic_path(ctx.path(TABLE)) as tmp:
         utility.to_csv(tmp, index=False, float_format="%.6f")
     ctx.tracker.log_artifact(ctx.run_id, ctx.path(TABLE), "evaluate")
-    frontier = write_frontier(ctx, utility)
-    log_setting_runs(ctx, frontier, utility)
+    privacy = _privacy_metrics(ctx)
+    frontier = write_frontier(ctx, utility, privacy)
+    log_setting_runs(ctx, frontier, utility, privacy)
     log.info("evaluate: %d settings; original %s accuracy %.3f", len(ctx.params.privatize.settings),
              CLASSIFIER, flat.get(f"original.{CLASSIFIER}.original.accuracy", float("nan")))
 
@@ -147,11 +146,13 @@ def _examples(ctx: StageContext) -> dict[str, list[str]]:
     return out
 
 
-def write_frontier(ctx: StageContext, utility: pd.DataFrame) -> pd.DataFrame:
+def write_frontier(
+    ctx: StageContext, utility: pd.DataFrame, privacy: dict[str, dict[str, float]]
+) -> pd.DataFrame:
     """Frontier table, plot and HTML report, written and logged to the parent run."""
     settings = ctx.params.privatize.settings
     options = ctx.params.evaluate.frontier
-    rows = frontier_rows(utility, _privacy_metrics(ctx), {k: s.kind for k, s in settings.items()}, options.utility)
+    rows = frontier_rows(utility, privacy, {k: s.kind for k, s in settings.items()}, options.utility)
     table = frontier_table(rows, options.leak_ceiling)
     png = frontier_png(table, options.utility, options.leak_ceiling)
     best = recommend(table)
@@ -172,9 +173,10 @@ def write_frontier(ctx: StageContext, utility: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def log_setting_runs(ctx: StageContext, frontier: pd.DataFrame, utility: pd.DataFrame) -> None:
+def log_setting_runs(
+    ctx: StageContext, frontier: pd.DataFrame, utility: pd.DataFrame, privacy: dict[str, dict[str, float]]
+) -> None:
     """One ``frontier@<setting>`` run per setting with the same metric names for every mechanism."""
-    privacy = _privacy_metrics(ctx)
     for _, row in frontier.iterrows():
         key = str(row["setting"])
         run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,

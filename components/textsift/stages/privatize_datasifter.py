@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from textsift.artifacts import materialize, read_pointer
+from textsift.artifacts import fill_in_folder
 from textsift.corpus import spans_to_python
 from textsift.device import resolve_device
 from textsift.errors import ConfigError
@@ -21,9 +21,6 @@ from textsift.mechanisms.datasifter.wordlists import default_blacklist, parse_wo
 from textsift.models.fill_in import load_fill_in
 from textsift.stages import StageContext
 from textsift.tokenize import words
-
-POINTER = "models/fill_in.json"
-CACHE = ".textsift/cache/models"
 
 
 def _read_list(ctx: StageContext, relative: str, key: str) -> list[str]:
@@ -58,7 +55,7 @@ def privatize_texts(
     corpus: pd.DataFrame, setting: DataSifterSetting, ctx: StageContext, seed: int
 ) -> tuple[list[str], dict[str, float]]:
     """DataSifterText over the whole corpus; returns texts in row order and the mechanism's metrics."""
-    folder = materialize(read_pointer(ctx.path(POINTER)), ctx.tracker, ctx.path(CACHE))
+    folder = fill_in_folder(ctx.root, ctx.tracker)
     fm = load_fill_in(folder, resolve_device(ctx.params.device))
     whitelist, blacklist = word_lists(setting, ctx)
     extra = span_words(corpus) if setting.whitelist_spans else None

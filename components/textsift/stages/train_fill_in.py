@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from textsift import quality
-from textsift.artifacts import SHA_TAG, write_pointer
+from textsift.artifacts import FILL_IN_POINTER, SHA_TAG, write_pointer
 from textsift.corpus import read_corpus
 from textsift.device import resolve_device
 from textsift.models.fill_in import build_model, continue_from
@@ -27,7 +27,6 @@ from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
 CORPUS = "data/ingest/corpus.parquet"
-POINTER = "models/fill_in.json"
 METRICS = "metrics/train_fill_in.json"
 ARTIFACT = "fill_in"
 
@@ -50,7 +49,7 @@ def run(ctx: StageContext) -> None:
         local = Path(tmp) / ARTIFACT
         ctx.tracker.save_transformers_model(fm.model.to("cpu"), fm.tokenizer, local)
         ctx.tracker.log_dir(ctx.run_id, local, ARTIFACT)
-        pointer = write_pointer(ctx.path(POINTER), ARTIFACT, ARTIFACT, local)
+        pointer = write_pointer(ctx.path(FILL_IN_POINTER), ARTIFACT, ARTIFACT, local)
     ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"]})
     ctx.write_metrics(METRICS, metrics)
     ctx.log_metrics(metrics)
