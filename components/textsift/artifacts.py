@@ -18,10 +18,11 @@ from typing import Protocol
 
 from textsift.corpus import atomic_dir, write_json
 from textsift.errors import StageError
+from textsift.locks import STATE_DIR, exclusive
 
 SHA_TAG = "textsift.model_sha256"
 FILL_IN_POINTER = "models/fill_in.json"  # the DVC output of train_fill_in
-MODEL_CACHE = ".textsift/cache/models"  # models fetched from MLflow, one folder per digest
+MODEL_CACHE = f"{STATE_DIR}/cache/models"  # models fetched from MLflow, one folder per digest
 
 
 class ArtifactSource(Protocol):
@@ -59,20 +60,29 @@ def read_pointer(path: str | Path) -> dict:
 
 
 def materialize(pointer: dict, source: ArtifactSource, cache_root: str | Path) -> Path:
-    """The model folder in ``cache_root/<sha256>``, downloaded from MLflow when not cached."""
+    """The model folder in ``cache_root/<sha256>``, downloaded from MLflow when not cached.
+
+    Safe when several tasks (threads or processes) ask at once: they take a per-model file lock,
+    the first downloads into a temporary folder and renames it into place, the others then find
+    it. A complete cached folder is never replaced, so no task reads a folder being swapped.
+    """
     target = Path(cache_root) / pointer["sha256"]
-    if target.exists() and dir_sha256(target) == pointer["sha256"]:
-        return target
-    run_id = source.find_run(SHA_TAG, pointer["sha256"])
-    if run_id is None:
-        raise StageError(f"no MLflow run holds model {pointer['name']} ({pointer['sha256'][:12]}): re-run its stage")
-    with atomic_dir(target) as tmp:
-        fetched = source.download_artifacts(run_id, pointer["artifact_path"], tmp / "dl")
-        for item in Path(fetched).iterdir():
-            shutil.move(str(item), tmp / item.name)
-        shutil.rmtree(tmp / "dl", ignore_errors=True)
-        if dir_sha256(tmp) != pointer["sha256"]:
-            raise StageError(f"model {pointer['name']} from run {run_id} does not match its pointer's sha256")
+    with exclusive(Path(cache_root) / f".{pointer['sha256']}.lock"):
+        if target.exists():
+            if dir_sha256(target) == pointer["sha256"]:
+                return target
+            shutil.rmtree(target)  # damaged by hand: no task can be reading it while we hold the lock
+        run_id = source.find_run(SHA_TAG, pointer["sha256"])
+        if run_id is None:
+            raise StageError(f"no MLflow run holds model {pointer['name']} ({pointer['sha256'][:12]}): "
+                             "re-run its stage")
+        with atomic_dir(target) as tmp:
+            fetched = source.download_artifacts(run_id, pointer["artifact_path"], tmp / "dl")
+            for item in Path(fetched).iterdir():
+                shutil.move(str(item), tmp / item.name)
+            shutil.rmtree(tmp / "dl", ignore_errors=True)
+            if dir_sha256(tmp) != pointer["sha256"]:
+                raise StageError(f"model {pointer['name']} from run {run_id} does not match its pointer's sha256")
     return target
 
 
