@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
 from textsift.config import TrackingParams
+from textsift.locks import exclusive, is_alive, process_identity
 
 PARENT_ENV = "TEXTSIFT_PARENT_RUN_ID"
+OWNER_TAG = "textsift.owner"  # host:pid:start of the process that runs it (see end_orphaned_runs)
 _MAX_PARAM_CHARS = 6000
 
 
@@ -30,6 +34,28 @@ def resolve_uri(params: TrackingParams, root: Path) -> str:
     """MLFLOW_TRACKING_URI, else ``tracking.uri``, else ``sqlite:///<root>/mlruns.db``."""
     uri = os.environ.get("MLFLOW_TRACKING_URI") or params.uri
     return uri or f"sqlite:///{(root / 'mlruns.db').resolve()}"
+
+
+@contextmanager
+def _sqlite_store_lock(uri: str) -> Iterator[None]:
+    """Serialize the creation and schema migration of a sqlite store across processes.
+
+    Two processes opening a new ``mlruns.db`` at once both run MLflow's migrations and leave it
+    half-migrated ("table _alembic_tmp_experiments already exists" on every later run). Under
+    the lock, tables a killed migration left behind are dropped so it can run again.
+    """
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    database = Path(uri.removeprefix("sqlite:///"))
+    with exclusive(database.with_name(f".{database.name}.lock")):
+        if database.exists():
+            with closing(sqlite3.connect(database)) as db, db:
+                tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+                leftovers = [name for name in tables if name.startswith("_alembic_tmp_")]
+                for table in leftovers:
+                    db.execute(f'DROP TABLE "{table}"')
+        yield
 
 
 def git_commit(root: Path) -> str:
@@ -55,8 +81,9 @@ class Tracker:
 
         self.root = root
         self.uri = resolve_uri(params, root)
-        self.client = MlflowClient(tracking_uri=self.uri)
-        self.experiment_id = self._experiment(params.experiment)
+        with _sqlite_store_lock(self.uri):  # the first use creates and migrates the database
+            self.client = MlflowClient(tracking_uri=self.uri)
+            self.experiment_id = self._experiment(params.experiment)
 
     def _experiment(self, name: str) -> str:
         existing = self.client.get_experiment_by_name(name)
@@ -78,6 +105,7 @@ class Tracker:
     ) -> str:
         """Create a run (a child of ``parent_id`` when given) and return its id."""
         all_tags = {
+            OWNER_TAG: process_identity(),
             "textsift.git_commit": git_commit(self.root),
             "textsift.dvc_lock": dvc_lock_digest(self.root),
             **(tags or {}),
@@ -157,6 +185,22 @@ class Tracker:
 
     def end_run(self, run_id: str, ok: bool) -> None:
         self.client.set_terminated(run_id, "FINISHED" if ok else "FAILED")
+
+    def end_orphaned_runs(self) -> list[str]:
+        """Mark KILLED the RUNNING runs whose process on this host is gone (a run killed with -9).
+
+        Returns their ids. Runs of live processes and of other hosts are left alone.
+        """
+        from mlflow.entities import ViewType
+
+        orphans = []
+        for run in self.client.search_runs([self.experiment_id], "attributes.status = 'RUNNING'",
+                                           run_view_type=ViewType.ACTIVE_ONLY, max_results=5000):
+            owner = run.data.tags.get(OWNER_TAG)
+            if owner and is_alive(owner) is False:
+                self.client.set_terminated(run.info.run_id, "KILLED")
+                orphans.append(run.info.run_id)
+        return orphans
 
 
 def _version(dist: str) -> str:

@@ -87,6 +87,8 @@ def run_stage(
     instance = StageInstance(get_stage(name), key)
     module = importlib.import_module(f"textsift.stages.{instance.stage.name}")
     tracker = Tracker(params.tracking, root)
+    if parent_run_id is None:  # a top-level start (dvc repro, the CLI): end what a killed run left RUNNING
+        tracker.end_orphaned_runs()
     tags = {"textsift.stage": instance.stage.name, "textsift.instance": instance.name}
     run_id = tracker.start_run(instance.name, parent_id=parent_run_id, tags=tags)
     ctx = StageContext(root, params, instance, tracker, run_id, parent_run_id)
