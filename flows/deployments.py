@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from flows.pipeline import pipeline
+from flows.temporary_api import start_temporary_api
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -19,6 +20,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cron", default="0 3 * * *", help="cron schedule (UTC)")
     parser.add_argument("--root", default=".", help="project folder the runs work in")
     args = parser.parse_args(argv)
+    start_temporary_api()
     pipeline.serve(name=args.name, cron=args.cron, parameters={"root": str(Path(args.root).resolve())})
 
 

@@ -7,7 +7,9 @@ threads unless a Prefect server is configured (``PREFECT_API_URL``): worker proc
 each start their own temporary API otherwise.
 
 One MLflow parent run per flow run; each stage instance logs a child run (ids are passed
-explicitly, because tasks run on other threads or processes).
+explicitly, because tasks run on other threads or processes). One run at a time per project
+folder (``textsift.locks.project_run``); a run's start marks KILLED the MLflow runs that a
+killed earlier run left RUNNING.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from prefect import flow, get_run_logger, task  # noqa: E402
 from prefect.futures import wait  # noqa: E402
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 
+from flows.temporary_api import start_temporary_api  # noqa: E402
 from textsift.config import flatten, load_params  # noqa: E402
 from textsift.errors import TextsiftError  # noqa: E402
+from textsift.locks import check_no_run, project_run  # noqa: E402
 from textsift.registry import instances, upstream_instances  # noqa: E402
 from textsift.stages import run_stage  # noqa: E402
 from textsift.tracking import Tracker  # noqa: E402
@@ -65,22 +69,26 @@ def pipeline(root: str = ".", params_path: str | None = None) -> dict[str, Any]:
     root_path = Path(root).resolve()
     params_file = str(Path(params_path).resolve()) if params_path else str(root_path / "params.yaml")
     params = load_params(params_file)
-    tracker = Tracker(params.tracking, root_path)
-    parent = tracker.start_run("pipeline", tags={"textsift.runner": "prefect"})
-    tracker.log_params(parent, flatten(params))
-    ok = False
-    try:
-        futures: dict[str, Any] = {}
-        for inst in instances(params):
-            waits = [futures[u.name] for u in upstream_instances(inst, params)]
-            futures[inst.name] = stage_task.submit(
-                inst.name, inst.stage.name, inst.key, str(root_path), params_file, parent, wait_for=waits
-            )
-        wait(list(futures.values()))
-        metrics = {name: future.result() for name, future in futures.items()}
-        ok = True
-    finally:
-        tracker.end_run(parent, ok)
+    with project_run(root_path):
+        tracker = Tracker(params.tracking, root_path)
+        killed = tracker.end_orphaned_runs()
+        if killed:
+            logger.warning("%d MLflow runs of a killed earlier run marked KILLED", len(killed))
+        parent = tracker.start_run("pipeline", tags={"textsift.runner": "prefect"})
+        tracker.log_params(parent, flatten(params))
+        ok = False
+        try:
+            futures: dict[str, Any] = {}
+            for inst in instances(params):
+                waits = [futures[u.name] for u in upstream_instances(inst, params)]
+                futures[inst.name] = stage_task.submit(
+                    inst.name, inst.stage.name, inst.key, str(root_path), params_file, parent, wait_for=waits
+                )
+            wait(list(futures.values()))
+            metrics = {name: future.result() for name, future in futures.items()}
+            ok = True
+        finally:
+            tracker.end_run(parent, ok)
     logger.info("pipeline finished: %d stage instances; MLflow run %s at %s",
                 len(metrics), parent, tracker.uri)
     return {"parent_run_id": parent, "tracking_uri": tracker.uri, "experiment_id": tracker.experiment_id,
@@ -110,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     runner = task_runner(args.task_runner, args.dask_workers, args.dask_address)
     try:
+        check_no_run(Path(args.root).resolve())  # before the temporary API's start-up, not after it
+        start_temporary_api()
         result = pipeline.with_options(task_runner=runner)(root=args.root, params_path=args.params)
     except TextsiftError as err:
         print(f"error: {err}", file=sys.stderr)

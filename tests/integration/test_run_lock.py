@@ -1,0 +1,76 @@
+"""Runs started at once in one project, and a run killed with -9 (real processes, real Prefect and MLflow)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.integration.conftest import make_project
+from textsift.config import TrackingParams
+from textsift.locks import RUN_RECORD, check_no_run
+from textsift.tracking import resolve_uri
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _start(root: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "flows.pipeline", "--root", str(root)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_for(condition, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def _prefect_servers(pid: int) -> list[psutil.Process]:
+    return [child for child in psutil.Process(pid).children(recursive=True)
+            if "prefect.server.api.server:create_app" in " ".join(child.cmdline())]
+
+
+def test_second_run_refused_and_a_killed_run_leaves_no_server_and_no_running_runs(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    first = _start(root)
+    try:
+        _wait_for(lambda: (root / RUN_RECORD).exists() or first.poll() is not None, 180, "the first run's lock")
+        assert first.poll() is None, first.stdout.read()
+        servers = _prefect_servers(first.pid)
+        assert len(servers) == 1
+
+        second = subprocess.run([sys.executable, "-m", "flows.pipeline", "--root", str(root)], cwd=REPO,
+                                capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2
+        assert "run is in progress" in second.stderr and f"pid {first.pid}" in second.stderr
+
+        ingested = root / "data/ingest/corpus.parquet"  # then its MLflow runs exist
+        _wait_for(lambda: ingested.exists() or first.poll() is not None, 180, "the first run's ingest")
+        assert first.poll() is None, first.stdout.read()
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+        _, alive = psutil.wait_procs(servers, timeout=15)
+        assert alive == [], "the temporary Prefect server outlived its killed run"
+    finally:
+        if first.poll() is None:
+            first.kill()
+    check_no_run(root)  # the kernel released the lock of the killed run
+
+    client = MlflowClient(resolve_uri(TrackingParams(), root))
+    experiment = client.get_experiment_by_name("textsift").experiment_id
+    left_running = client.search_runs([experiment], "attributes.status = 'RUNNING'")
+    assert left_running, "the killed run had started its MLflow parent run"
+    next_start = subprocess.run([sys.executable, "-m", "textsift", "stage", "ingest", "--root", str(root)],
+                                cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert next_start.returncode == 0, next_start.stderr[-2000:]
+    for run in left_running:
+        assert client.get_run(run.info.run_id).info.status == "KILLED"
