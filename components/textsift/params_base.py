@@ -6,6 +6,11 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Frozen(BaseModel):
-    """Immutable, and unknown keys are rejected (a typo is an error, never a silent default)."""
+    """Immutable and strict: unknown keys, coerced types and non-finite numbers are errors.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    A typo is never a silent default; ``epsilon: "7"`` or ``epsilon: true`` is not a number and
+    ``epsilon: .inf`` (no privacy at all) is not a privacy parameter. YAML integers are still
+    accepted where a float is expected.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)

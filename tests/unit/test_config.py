@@ -49,3 +49,43 @@ def test_bad_yaml_is_a_config_error(tmp_path: Path) -> None:
     path.write_text("seed: [unclosed", encoding="utf-8")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_params(path)
+
+
+@pytest.mark.parametrize("epsilon", [float("inf"), float("nan"), "7", True, 0, -1])
+def test_epsilon_must_be_a_finite_positive_number(epsilon: object) -> None:
+    raw = {"indexes": {"sources": {"w2v": {"kind": "word2vec"}}},
+           "privatize": {"settings": {"mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": epsilon}}}}
+    with pytest.raises(ConfigError, match=r"privatize\.settings\.mdp\.metric_dp\.epsilon"):
+        parse_params(raw)
+
+
+@pytest.mark.parametrize(("key", "value"), [("seed", "7"), ("seed", True), ("ingest.max_chars", 2.5),
+                                            ("ingest.dedupe", "yes"), ("ingest.split.test", "0.2")])
+def test_values_are_not_coerced_from_other_types(key: str, value: object) -> None:
+    raw: dict = {}
+    node = raw
+    *parents, leaf = key.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = value
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        parse_params(raw)
+
+
+def test_an_empty_settings_map_is_an_error_and_the_default_privatizes() -> None:
+    with pytest.raises(ConfigError, match=r"privatize\.settings"):
+        parse_params({"privatize": {"settings": {}}})
+    assert list(Params().privatize.settings) == ["ds_default"]
+
+
+def test_a_missing_params_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such params file"):
+        load_params(tmp_path / "params.yaml")
+
+
+def test_schema_default_fill_order_is_what_params_yaml_ships() -> None:
+    from textsift.mechanisms.datasifter.config import DataSifterSetting
+
+    shipped = {s.fill_order for s in load_params(REPO / "params.yaml").privatize.settings.values()
+               if s.kind == "datasifter"}
+    assert shipped == {DataSifterSetting(kind="datasifter").fill_order} == {"parallel"}
