@@ -1,50 +1,113 @@
 """Ad-hoc use on any file: ``textsift privatize`` and ``textsift evaluate``.
 
-``privatize_file`` applies one named setting of params.yaml to a CSV/JSONL/Parquet file,
+``privatize_file`` applies one named setting of a params file to a CSV/TSV/JSONL/Parquet file,
 reusing the fill-in model and indexes of the project's last pipeline run and training what is
-missing (through the same stages the pipeline runs). ``evaluate_files`` scores a privatized
-file against its original with the pipeline's utility and leak metrics.
+missing (through the same stages the pipeline runs, with the same params file). It keeps the
+promises ingest keeps: every rejected record goes, with its id, reason, line and original bytes,
+to ``<output>.rejects.parquet`` (ingest's rejects schema), and more than
+``ingest.max_reject_fraction`` rejected fails the run. Input without labels
+(``label_field`` None) is allowed: its records get the label ``textsift.validation.NO_LABEL``
+("") — one class for the stratified split — and the output has no label column. ``evaluate_files`` scores a
+privatized file against its original with the pipeline's utility and leak metrics.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+import os
 import secrets
+import time
 from pathlib import Path
 
 import pandas as pd
 
 from textsift.artifacts import FILL_IN_POINTER
 from textsift.config import Params, SourceParams, load_params
-from textsift.corpus import atomic_path, spans_to_python
+from textsift.corpus import atomic_path, spans_to_python, write_table
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.evaluation.utility import score, train_tfidf_logreg
-from textsift.readers import detect_format, read_records
+from textsift.readers import read_records
 from textsift.registry import StageInstance, get_stage
 from textsift.stages import StageContext, run_stage
-from textsift.stages.ingest import build_corpus
+from textsift.stages.ingest import build_corpus, ingest_metrics
 from textsift.tracking import Tracker
-from textsift.validation import validate_records
+from textsift.validation import check_reject_fraction, first_ids, validate_records
 
 log = logging.getLogger("textsift")
+OUTPUT_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}
+SUPPORTED_OUTPUTS = ".csv, .tsv, .jsonl, .parquet (.csv.gz, .tsv.gz, .jsonl.gz compressed)"
+
+
+def output_format(path: Path) -> tuple[str, bool]:
+    """(format, gzipped) named by the output's suffix; InputError naming the supported ones."""
+    suffixes = [s.lower() for s in path.suffixes]
+    gzipped = bool(suffixes) and suffixes[-1] == ".gz"
+    if gzipped:
+        suffixes.pop()
+    fmt = OUTPUT_FORMATS.get(suffixes[-1] if suffixes else "")
+    if fmt is None or (gzipped and fmt == "parquet"):
+        raise InputError(f"{path.name}: cannot write a file with suffix {''.join(path.suffixes)!r}; "
+                         f"the output suffix must be one of {SUPPORTED_OUTPUTS}")
+    return fmt, gzipped
+
+
+def rejects_path(output: Path) -> Path:
+    """Where the rejects of an ad-hoc run go: ``<output>.rejects.parquet``, beside the output."""
+    return output.with_name(f"{output.name}.rejects.parquet")
+
+
+def check_output(output: Path, input_path: Path) -> None:
+    """Fail before any work when the output cannot be written: bad suffix, the input itself,
+    or a parent folder that cannot be created or written to."""
+    output_format(output)
+    if output.resolve() == input_path.resolve():
+        raise InputError(f"{output}: the output would overwrite the input; choose another --output")
+    if output.is_dir():
+        raise InputError(f"{output} is a folder; --output must name a file")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the output folder {output.parent} ({err.strerror})") from None
+    if not os.access(output.parent, os.W_OK):
+        raise InputError(f"the output folder {output.parent} is not writable")
+
+
+def load_file(
+    path: Path, source: SourceParams, params: Params, rejects: Path | None = None,
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Read and validate a file like ingest does: the corpus frame and ingest's count metrics.
+
+    With ``rejects`` the rejected records are written there and ``ingest.max_reject_fraction``
+    is enforced (after writing, so a failing run shows what was wrong); without it they are
+    only counted and logged. Seeded splits keep a given split column.
+    """
+    labelled = source.label_field is not None
+    clean, rejected, total = validate_records(read_records(path, source), params.ingest, require_label=labelled)
+    counts = rejected.counts()
+    if rejects is not None:
+        write_table(rejected.to_table(), rejects)
+    where = f"; see {rejects}" if rejects is not None else ""
+    if total == 0 or not clean:
+        raise InputError(f"{path.name}: no usable records ({total} read; rejected by reason: {counts}; "
+                         f"first ids: {first_ids(rejected) or 'none'}{where})")
+    if rejects is not None:
+        check_reject_fraction(rejected, total, params.ingest.max_reject_fraction, str(rejects))
+    if counts:
+        log.warning("%s: %d of %d records rejected %s; first ids: %s%s", path.name, sum(counts.values()), total,
+                    counts, first_ids(rejected), where)
+    frame = build_corpus(clean, params.ingest.model_copy(update={"source": source}), params.seed)
+    return frame, ingest_metrics(frame, total, counts)
 
 
 def read_file_corpus(path: Path, source: SourceParams, params: Params) -> pd.DataFrame:
-    """Read and validate a file like ingest does; seeded splits keep a given split column."""
-    clean, rejects, total = validate_records(read_records(path, source), params.ingest)
-    counts = rejects.counts()
-    if total == 0 or not clean:
-        raise InputError(f"{path.name}: no usable records ({total} read; rejected by reason: {counts})")
-    if counts:
-        log.warning("%s: %d of %d records rejected %s; first ids: %s", path.name, sum(counts.values()), total,
-                    counts, ", ".join(r["doc_id"] for r in rejects.rows[:10]))
-    return build_corpus(clean, params.ingest.model_copy(update={"source": source}), params.seed)
+    """The corpus frame of a file read and validated like ingest does (rejects only logged)."""
+    return load_file(path, source, params)[0]
 
 
-def ensure_resources(root: Path, params: Params, setting_name: str) -> None:
-    """Run the stages whose outputs the setting needs and that are missing."""
+def ensure_resources(root: Path, params: Params, setting_name: str, params_path: Path) -> None:
+    """Run the stages whose outputs the setting needs and that are missing, with ``params_path``."""
     setting = params.privatize.settings[setting_name]
     needed: list[tuple[str, str | None, Path]] = [("ingest", None, root / "data/ingest/corpus.parquet")]
     if setting.kind == "datasifter":
@@ -56,64 +119,89 @@ def ensure_resources(root: Path, params: Params, setting_name: str) -> None:
         needed.append(("build_indexes", setting.index, root / f"data/indexes/{setting.index}"))
     for stage, key, output in needed:
         if not output.exists():
-            log.info("%s is missing: running stage %s%s", output.relative_to(root), stage, f"@{key}" if key else "")
-            run_stage(stage, root=root, key=key)
+            log.info("%s is missing: running stage %s%s with %s", output.relative_to(root), stage,
+                     f"@{key}" if key else "", params_path)
+            run_stage(stage, root=root, params_path=params_path, key=key)
 
 
 def write_output(frame: pd.DataFrame, path: Path, source: SourceParams) -> None:
     """Write id, text, label and split under the input's field names, format from the suffix, atomically.
 
     The id column is ``source.id_field`` or ``id`` (row ids ``row-N`` when the input had none),
-    so ``textsift evaluate`` can pair every privatized record with its original.
+    so ``textsift evaluate`` can pair every privatized record with its original. Without a
+    label field there is no label column.
     """
-    fmt = detect_format(path)
-    names = {"doc_id": source.id_field or "id", "text": source.text_field, "label": source.label_field or "label"}
-    columns = frame[["doc_id", "text", "label", "split"]].rename(columns=names)
+    fmt, gzipped = output_format(path)
+    names = {"doc_id": source.id_field or "id", "text": source.text_field}
+    keep = ["doc_id", "text", "split"]
+    if source.label_field is not None:
+        names["label"] = source.label_field
+        keep.insert(2, "label")
+    columns = frame[keep].rename(columns=names)
+    compression = "gzip" if gzipped else None
     with atomic_path(path) as tmp:
         if fmt == "parquet":
             columns.to_parquet(tmp, index=False)
         elif fmt == "jsonl":
-            columns.to_json(tmp, orient="records", lines=True, force_ascii=False)
+            columns.to_json(tmp, orient="records", lines=True, force_ascii=False, compression=compression)
         else:
-            columns.to_csv(tmp, index=False, sep="," if fmt == "csv" else "\t")
+            columns.to_csv(tmp, index=False, sep="," if fmt == "csv" else "\t", compression=compression)
 
 
 def privatize_file(
     input_path: Path, output_path: Path, setting_name: str, params_path: Path, root: Path, source: SourceParams,
 ) -> dict[str, float]:
-    """Privatize ``input_path`` with the named setting; return the mechanism's metrics."""
+    """Privatize ``input_path`` with the named setting; return the mechanism's and ingest's count metrics.
+
+    Checked before any work: the params file, the setting, and that the output can be written.
+    Rejected records go to ``rejects_path(output_path)``.
+    """
+    started = time.perf_counter()
     params = load_params(params_path)
     if setting_name not in params.privatize.settings:
         known = ", ".join(params.privatize.settings) or "none"
         raise ConfigError(f"no setting {setting_name!r} in privatize.settings of {params_path} ({known})")
     setting = params.privatize.settings[setting_name]
-    corpus = read_file_corpus(input_path, source, params)
-    ensure_resources(root, params, setting_name)
+    check_output(output_path, input_path)
+    log.info("reading %s", input_path.name)
+    corpus, counts = load_file(input_path, source, params, rejects=rejects_path(output_path))
+    ensure_resources(root, params, setting_name, params_path)
     tracker = Tracker(params.tracking, root)
     run_id = tracker.start_run(f"privatize-file@{setting_name}", tags={"textsift.stage": "privatize_file"})
     ctx = StageContext(root, params, StageInstance(get_stage("privatize"), setting_name), tracker, run_id)
     seed = secrets.randbits(63) if params.privatize.production else params.seed
     ok = False
     try:
+        log.info("privatizing %d records with %s (%s)", len(corpus), setting_name, setting.kind)
         adapter = importlib.import_module(f"textsift.stages.privatize_{setting.kind}")
         texts, metrics = adapter.privatize_texts(corpus, setting, ctx, seed)
         write_output(corpus.assign(text=texts), output_path, source)
+        metrics = {**metrics, **counts}
         tracker.log_metrics(run_id, metrics)
         ok = True
     finally:
         tracker.end_run(run_id, ok)
+    log.info("privatized %d records in %.1fs", len(corpus), time.perf_counter() - started)
     return metrics
 
 
-def evaluate_files(original: pd.DataFrame, privatized: pd.DataFrame, params: Params) -> dict[str, float]:
-    """Utility (train on privatized train; test on privatized and original test) and leak metrics."""
+def evaluate_files(
+    original: pd.DataFrame, privatized: pd.DataFrame, params: Params, labelled: bool = True,
+) -> dict[str, float]:
+    """Utility (train on privatized train; test on privatized and original test) and leak metrics.
+
+    Unlabelled files (``labelled`` False) get the privacy metrics only: there is nothing to classify.
+    """
     merged = original.merge(privatized[["doc_id", "text"]], on="doc_id", suffixes=("", "_private"), how="inner")
     if len(merged) < len(original):
         raise InputError(f"{len(original) - len(merged)} original ids have no privatized record")
-    train, test = merged[merged["split"] == "train"], merged[merged["split"] == "test"]
-    model = train_tfidf_logreg(train["text_private"], train["label"], params.evaluate.tfidf_logreg, params.seed)
-    metrics = {f"tfidf_logreg.privatized.{k}": v for k, v in score(model, test["text_private"], test["label"]).items()}
-    metrics.update({f"tfidf_logreg.original.{k}": v for k, v in score(model, test["text"], test["label"]).items()})
+    metrics: dict[str, float] = {}
+    if labelled:
+        train, test = merged[merged["split"] == "train"], merged[merged["split"] == "test"]
+        model = train_tfidf_logreg(train["text_private"], train["label"], params.evaluate.tfidf_logreg, params.seed)
+        metrics.update({f"tfidf_logreg.privatized.{k}": v
+                        for k, v in score(model, test["text_private"], test["label"]).items()})
+        metrics.update({f"tfidf_logreg.original.{k}": v for k, v in score(model, test["text"], test["label"]).items()})
     changed = [token_change_fraction(a, b) for a, b in zip(merged["text"], merged["text_private"], strict=True)]
     metrics["privacy.token_change_fraction"] = sum(changed) / len(changed)
     leaks = leak_rates(list(merged["text"]), [spans_to_python(s) for s in merged["spans"]],

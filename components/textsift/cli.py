@@ -41,12 +41,14 @@ def stage(
     parent_run_id: str | None = typer.Option(None, envvar="TEXTSIFT_PARENT_RUN_ID",
                                              help="MLflow parent run id"),
 ) -> None:
-    """Run one pipeline stage (what `dvc repro` calls)."""
+    """Run one pipeline stage (what `dvc repro` calls); fails at once while a pipeline run holds the project."""
+    from textsift.locks import project_run
     from textsift.stages import run_stage
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        metrics = run_stage(name, root=root, params_path=params, key=key, parent_run_id=parent_run_id)
+        with project_run(root.resolve()):
+            metrics = run_stage(name, root=root, params_path=params, key=key, parent_run_id=parent_run_id)
     except TextsiftError as err:
         _fail(err)
     typer.echo(json.dumps(metrics, indent=2, sort_keys=True, default=float))
@@ -113,11 +115,16 @@ def params_check(params: Path = typer.Argument(Path("params.yaml"))) -> None:
         typer.echo(f"{key} = {value}")
 
 
+NO_LABEL_FIELD = "none"
+
+
 def _source(path: Path, fmt: str, text_field: str, label_field: str, id_field: str | None,
             spans_field: str | None):
+    """The file source of an ad-hoc command; ``--label-field none`` means there is no label column."""
     from textsift.config import SourceParams
 
-    return SourceParams(kind="file", path=str(path), format=fmt, text_field=text_field, label_field=label_field,
+    label = None if label_field.strip().lower() == NO_LABEL_FIELD else label_field
+    return SourceParams(kind="file", path=str(path), format=fmt, text_field=text_field, label_field=label,
                         id_field=id_field, spans_field=spans_field)
 
 
@@ -125,26 +132,28 @@ def _source(path: Path, fmt: str, text_field: str, label_field: str, id_field: s
 def privatize(
     input_path: Path = typer.Option(..., "--input", help="CSV/TSV/JSONL/Parquet file to privatize"),
     setting: str = typer.Option(..., help="name of an entry of privatize.settings"),
-    output: Path = typer.Option(..., help="where to write the privatized file (format from its suffix)"),
-    params: Path = typer.Option(Path("params.yaml")),
+    output: Path = typer.Option(..., help="where to write the privatized file: .csv, .tsv, .jsonl (.gz allowed) "
+                                          "or .parquet; rejected records go to <output>.rejects.parquet"),
+    params: Path | None = typer.Option(None, help="params file (default <root>/params.yaml); also used to "
+                                                  "build missing models and indexes"),
     root: Path = typer.Option(Path("."), help="project whose models and indexes are reused"),
     fmt: str = typer.Option("auto", "--format"),
     text_field: str = typer.Option("text"),
-    label_field: str = typer.Option("label"),
+    label_field: str = typer.Option("label", help="label column, or 'none' for unlabelled input"),
     id_field: str | None = typer.Option(None),
     spans_field: str | None = typer.Option(None),
 ) -> None:
     """Privatize any file with a named setting, reusing (or training) the pipeline's models."""
-    from textsift.adhoc import privatize_file
+    from textsift.adhoc import privatize_file, rejects_path
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         source = _source(input_path, fmt, text_field, label_field, id_field, spans_field)
-        metrics = privatize_file(input_path, output, setting, params, root.resolve(), source)
+        metrics = privatize_file(input_path, output, setting, params or root / "params.yaml", root.resolve(), source)
     except TextsiftError as err:
         _fail(err)
     typer.echo(json.dumps(metrics, indent=2, sort_keys=True, default=float))
-    typer.echo(f"wrote {output}")
+    typer.echo(f"wrote {output}; rejected records: {rejects_path(output)}")
 
 
 @app.command()
@@ -155,7 +164,7 @@ def evaluate(
     output: Path | None = typer.Option(None, help="also write the metrics as JSON here"),
     fmt: str = typer.Option("auto", "--format"),
     text_field: str = typer.Option("text"),
-    label_field: str = typer.Option("label"),
+    label_field: str = typer.Option("label", help="label column, or 'none' (privacy metrics only)"),
     id_field: str | None = typer.Option(None),
     spans_field: str | None = typer.Option(None, help="privacy spans of the original, for leak rates"),
 ) -> None:
@@ -165,11 +174,11 @@ def evaluate(
 
     try:
         loaded = load_params(params)
-        orig = read_file_corpus(original, _source(original, fmt, text_field, label_field, id_field, spans_field),
-                                loaded)
+        orig_source = _source(original, fmt, text_field, label_field, id_field, spans_field)
+        orig = read_file_corpus(original, orig_source, loaded)
         priv_source = _source(privatized, fmt, text_field, label_field, id_field or "id", None)
         priv = read_file_corpus(privatized, priv_source, loaded)
-        metrics = evaluate_files(orig, priv, loaded)
+        metrics = evaluate_files(orig, priv, loaded, labelled=orig_source.label_field is not None)
     except TextsiftError as err:
         _fail(err)
     if output:

@@ -3,7 +3,10 @@
 Each reader yields ``RawRecord``s and never raises on a bad record: a record that cannot be
 decoded or parsed is yielded with ``problem`` set, so ingest can reject it by id and keep its
 original bytes. Files are decoded with ``surrogateescape`` so non-UTF-8 bytes survive
-round trips and are detected per record rather than failing the whole file.
+round trips and are detected per record rather than failing the whole file. A field of the
+wrong type (a number or list as text, a float label) is a ``bad_type`` problem, never
+``str()``-ed into a document. Only a file that cannot be read at all (missing, corrupt gzip or
+Parquet) raises ``InputError``, in one line.
 """
 
 from __future__ import annotations
@@ -12,19 +15,28 @@ import csv
 import gzip
 import io
 import json
+import logging
 import re
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from textsift.config import SourceParams
 from textsift.corpus import RawRecord, Span
 from textsift.errors import InputError
 
+log = logging.getLogger("textsift")
 _SURROGATE = re.compile("[\udc80-\udcff]")
 FORMATS = ("csv", "tsv", "jsonl", "parquet", "conll")
+PARQUET_BATCH_ROWS = 10_000
+
+
+class _BadType(Exception):
+    """A field holds a value of a type that is not text (raised and caught inside this module)."""
 
 
 def detect_format(path: Path) -> str:
@@ -34,23 +46,43 @@ def detect_format(path: Path) -> str:
     aliases = {"json": "jsonl", "ndjson": "jsonl", "txt": "tsv", "pq": "parquet", "bio": "conll"}
     fmt = aliases.get(ext, ext)
     if fmt not in FORMATS:
-        raise InputError(f"{path.name}: cannot tell the format from suffix {ext!r}; set ingest.source.format")
+        raise InputError(f"{path.name}: cannot tell the format from suffix {ext!r}; "
+                         "set ingest.source.format (or --format)")
     return fmt
 
 
 def _read_bytes(path: Path) -> bytes:
-    if not path.exists():
+    """The file's bytes, gunzipped for ``.gz``; a truncated or corrupt gzip is one InputError."""
+    if not path.is_file():
         raise InputError(f"input file not found: {path}")
     data = path.read_bytes()
-    return gzip.decompress(data) if path.suffix.lower() == ".gz" else data
+    if path.suffix.lower() != ".gz":
+        return data
+    try:
+        return gzip.decompress(data)
+    except (EOFError, OSError, zlib.error) as err:
+        raise InputError(f"{path.name}: truncated or corrupt gzip ({err})") from None
 
 
-def _as_text(value: Any) -> str | None:
+def _as_text(value: Any, integers: bool = False) -> str | None:
+    """A field as text, or ``_BadType`` rather than ``str()`` of a value that is not text.
+
+    None and NaN are missing; strings are kept. Where ``integers`` (ids, labels) an integer
+    becomes its decimal text (a boolean ``True``/``False``), a float only if integral (``1.0``
+    -> ``"1"``: pandas stores an integer column with gaps as floats). Anything else — lists,
+    dicts, other floats, numbers as document text — is a wrong type.
+    """
     if value is None:
         return None
     if isinstance(value, float) and value != value:  # NaN from pandas-like sources
         return None
-    return value if isinstance(value, str) else str(value)
+    if isinstance(value, str):
+        return value
+    if integers and isinstance(value, int):
+        return str(value)
+    if integers and isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    raise _BadType
 
 
 def _parse_spans(value: Any) -> tuple[Span, ...]:
@@ -69,15 +101,26 @@ def _parse_spans(value: Any) -> tuple[Span, ...]:
 
 
 def _from_mapping(row: dict[str, Any], line: int, raw: bytes, src: SourceParams) -> RawRecord:
-    """Build a record from a parsed row; problems become ``problem``, never exceptions."""
-    doc_id = _as_text(row.get(src.id_field)) if src.id_field else f"row-{line}"
+    """Build a record from a parsed row; problems become ``problem``, never exceptions.
+
+    Ids and labels may be strings or integers; text and split must be strings.
+    """
+    try:
+        doc_id = _as_text(row.get(src.id_field), integers=True) if src.id_field else f"row-{line}"
+    except _BadType:
+        return RawRecord(f"row-{line}", None, None, line, raw, problem="bad_type")
     if not doc_id:
         return RawRecord(f"row-{line}", None, None, line, raw, problem="missing_id")
-    text = _as_text(row.get(src.text_field))
-    label = _as_text(row.get(src.label_field)) if src.label_field else None
-    split = _as_text(row.get(src.split_field)) if src.split_field else None
-    if any(v is not None and _SURROGATE.search(v) for v in (doc_id, text, label)):
+    if _SURROGATE.search(doc_id):
         return RawRecord(_SURROGATE.sub("?", doc_id), None, None, line, raw, problem="non_utf8")
+    try:
+        text = _as_text(row.get(src.text_field))
+        label = _as_text(row.get(src.label_field), integers=True) if src.label_field else None
+        split = _as_text(row.get(src.split_field)) if src.split_field else None
+    except _BadType:
+        return RawRecord(doc_id, None, None, line, raw, problem="bad_type")
+    if any(v is not None and _SURROGATE.search(v) for v in (text, label, split)):
+        return RawRecord(doc_id, None, None, line, raw, problem="non_utf8")
     try:
         spans = _parse_spans(row.get(src.spans_field)) if src.spans_field else ()
     except (ValueError, KeyError, TypeError):
@@ -103,21 +146,73 @@ def read_jsonl(path: Path, src: SourceParams) -> Iterator[RawRecord]:
         yield _from_mapping(row, line_no, raw, src)
 
 
-def read_delimited(path: Path, src: SourceParams, delimiter: str) -> Iterator[RawRecord]:
-    """CSV (quoted, RFC 4180) or TSV (no quoting, split on newline and tab only)."""
-    text = _read_bytes(path).decode("utf-8", errors="surrogateescape")
+class _LineTap:
+    """Lines of a text for ``csv.reader``, remembering those consumed since the last ``take``.
+
+    The reader pulls exactly the lines of one record, so ``take`` gives a record's original
+    text and its first line number; ``ended`` tells that the reader ran into the end of the
+    file inside a record (an unclosed quote).
+    """
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._lines = iter(lines)
+        self._taken: list[str] = []
+        self.consumed = 0
+        self.ended = False
+
+    def __iter__(self) -> _LineTap:
+        return self
+
+    def __next__(self) -> str:
+        try:
+            line = next(self._lines)
+        except StopIteration:
+            self.ended = True
+            raise
+        self._taken.append(line)
+        self.consumed += 1
+        return line
+
+    def take(self) -> tuple[int, str]:
+        """(first line number, original text without its final line break) of the last record."""
+        taken, self._taken = self._taken, []
+        return self.consumed - len(taken) + 1, "".join(taken).removesuffix("\n").removesuffix("\r")
+
+
+def _delimited_rows(text: str, delimiter: str) -> Iterator[tuple[int, list[str], str, bool]]:
+    """(first line, fields, original text, unclosed quote) per row; TSV rows are single lines."""
     if delimiter == "\t":
-        rows = ([part.rstrip("\r") for part in line.split("\t")] for line in text.split("\n"))
-    else:
-        rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+        for line_no, line in enumerate(text.split("\n"), start=1):
+            line = line.rstrip("\r")
+            yield line_no, line.split("\t"), line, False
+        return
+    tap = _LineTap(io.StringIO(text, newline=""))
+    for fields in csv.reader(tap, delimiter=delimiter):
+        line_no, original = tap.take()
+        yield line_no, fields, original, tap.ended
+
+
+def read_delimited(path: Path, src: SourceParams, delimiter: str) -> Iterator[RawRecord]:
+    """CSV (quoted, RFC 4180) or TSV (no quoting, split on newline and tab only).
+
+    A record's ``source_line`` is the line it starts on and ``raw`` its original bytes. An
+    unclosed quote swallows the rest of the file into one record: it is rejected as
+    ``unclosed_quote`` with those bytes, so nothing after it is lost either.
+    """
+    text = _read_bytes(path).decode("utf-8", errors="surrogateescape")
     header = list(src.columns) if src.columns else None
-    for line_no, fields in enumerate(rows, start=1):
+    for line_no, fields, original, unclosed in _delimited_rows(text, delimiter):
+        raw = original.encode("utf-8", errors="surrogateescape")
+        if unclosed:
+            log.warning("%s: the quote opened in the record starting at line %d is never closed; "
+                        "lines %d to the end are rejected as one record", path.name, line_no, line_no)
+            yield RawRecord(f"row-{line_no}", None, None, line_no, raw, problem="unclosed_quote")
+            continue
         if not any(f.strip() for f in fields):
             continue
         if header is None:
             header = fields
             continue
-        raw = delimiter.join(fields).encode("utf-8", errors="surrogateescape")
         if len(fields) != len(header):
             yield RawRecord(f"row-{line_no}", None, None, line_no, raw, problem="malformed")
             continue
@@ -125,15 +220,22 @@ def read_delimited(path: Path, src: SourceParams, delimiter: str) -> Iterator[Ra
 
 
 def read_parquet(path: Path, src: SourceParams) -> Iterator[RawRecord]:
-    table = pq.read_table(path)
-    for row_no, row in enumerate(table.to_pylist(), start=1):
-        decoded: dict[str, Any] = {}
-        for key, value in row.items():
-            if isinstance(value, bytes):
-                value = value.decode("utf-8", errors="surrogateescape")
-            decoded[key] = value
-        raw = json.dumps(decoded, default=str, ensure_ascii=False).encode("utf-8", errors="surrogateescape")
-        yield _from_mapping(decoded, row_no, raw, src)
+    """Parquet rows in batches; ``raw`` is the row as JSON (binary cells decoded leniently)."""
+    source: Path | io.BytesIO = io.BytesIO(_read_bytes(path)) if path.suffix.lower() == ".gz" else path
+    if isinstance(source, Path) and not source.is_file():
+        raise InputError(f"input file not found: {path}")
+    try:
+        batches = pq.ParquetFile(source).iter_batches(batch_size=PARQUET_BATCH_ROWS)
+        row_no = 0
+        for batch in batches:
+            for row in batch.to_pylist():
+                row_no += 1
+                decoded = {k: v.decode("utf-8", errors="surrogateescape") if isinstance(v, bytes) else v
+                           for k, v in row.items()}
+                raw = json.dumps(decoded, default=str, ensure_ascii=False).encode("utf-8", errors="surrogateescape")
+                yield _from_mapping(decoded, row_no, raw, src)
+    except (pa.ArrowException, OSError) as err:
+        raise InputError(f"{path.name}: not a readable Parquet file ({type(err).__name__})") from None
 
 
 def _bio_spans(tokens: list[str], tags: list[str]) -> tuple[str, tuple[Span, ...]]:

@@ -1,24 +1,48 @@
 """Record-level validation of ingest: accept clean records, reject bad ones by id and reason.
 
 Reasons (also the keys of the ``rejected.*`` ingest metrics):
-``non_utf8``, ``malformed``, ``missing_id``, ``bad_spans`` (set by the readers), ``empty``,
-``too_long``, ``missing_label``, ``duplicate_id`` and ``duplicate_text``.
+``non_utf8``, ``malformed``, ``unclosed_quote``, ``bad_type``, ``missing_id``, ``bad_spans``
+(set by the readers), ``empty``, ``too_long``, ``missing_label``, ``duplicate_id`` and
+``duplicate_text``.
+
+Error and log messages built here name record ids through ``short_id``: an id comes from the
+input file and may be long or hold document text (a wrong ``id_field``), so it is cut short.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from textsift.config import IngestParams
 from textsift.corpus import RawRecord, Rejects, Span
+from textsift.errors import InputError
 from textsift.normalize import normalize_text
 
+log = logging.getLogger("textsift")
+
 REASONS = (
-    "non_utf8", "malformed", "missing_id", "bad_spans", "empty", "too_long",
+    "non_utf8", "malformed", "unclosed_quote", "bad_type", "missing_id", "bad_spans", "empty", "too_long",
     "missing_label", "duplicate_id", "duplicate_text",
 )
+NO_LABEL = ""
+"""The label of every record read without a label column (``label_field`` none): one class."""
+ID_LIMIT = 40
+PROGRESS_EVERY = 100_000
+
+
+def short_id(doc_id: str, limit: int = ID_LIMIT) -> str:
+    """A record id fit for a message: unprintable characters as ``?``, at most ``limit`` characters."""
+    shown = "".join(c if c.isprintable() else "?" for c in doc_id[: limit + 1])
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def first_ids(rejects: Rejects, n: int = 10) -> str:
+    """The ids of the first ``n`` rejects, shortened, comma-separated (for error messages)."""
+    return ", ".join(short_id(row["doc_id"]) for row in rejects.rows[:n])
 
 
 @dataclass(frozen=True)
@@ -30,40 +54,53 @@ class CleanRecord:
     given_split: str | None
 
 
-def _problem(record: RawRecord, params: IngestParams) -> tuple[str | None, CleanRecord | None]:
+def _problem(record: RawRecord, params: IngestParams, require_label: bool) -> tuple[str | None, CleanRecord | None]:
     if record.problem:
         return record.problem, None
     if record.text is None or not record.text.strip():
         return "empty", None
     if len(record.text) > params.max_chars:
         return "too_long", None
-    if record.label is None or not record.label.strip():
+    label = (record.label or "").strip()
+    if require_label and not label:
         return "missing_label", None
     if not all(0 <= s.start < s.end <= len(record.text) for s in record.spans):
         return "bad_spans", None
     text, spans = normalize_text(record.text, record.spans, params.normalize)
     if not text:
         return "empty", None
-    clean = CleanRecord(record.doc_id, text, record.label.strip(), spans, record.split)
+    clean = CleanRecord(record.doc_id, text, label if require_label else NO_LABEL, spans, record.split)
     return None, clean
 
 
 def validate_records(
-    records: Iterable[RawRecord], params: IngestParams
+    records: Iterable[RawRecord], params: IngestParams, require_label: bool = True,
+    progress_every: int = PROGRESS_EVERY,
 ) -> tuple[list[CleanRecord], Rejects, int]:
     """Split a record stream into clean records and rejects; also return the number seen.
 
     The first occurrence of an id (or, with ``dedupe``, of a normalized text) wins; later
     ones are rejected, so the result does not depend on anything but input order.
+
+    Args:
+        records: the reader's records, in input order.
+        params: ingest params (``max_chars``, ``normalize``, ``dedupe``).
+        require_label: when False (input without a label column) every clean record gets the
+            label ``NO_LABEL`` and none is rejected as ``missing_label``.
+        progress_every: log counts and elapsed time every this many records (long inputs).
     """
     accepted: list[CleanRecord] = []
     rejects = Rejects()
     seen_ids: set[str] = set()
     seen_texts: set[bytes] = set()
     total = 0
+    started = time.perf_counter()
     for record in records:
+        if total and total % progress_every == 0:
+            log.info("validated %d records: %d accepted, %d rejected (%.1fs)", total, len(accepted),
+                     len(rejects.rows), time.perf_counter() - started)
         total += 1
-        reason, clean = _problem(record, params)
+        reason, clean = _problem(record, params, require_label)
         if reason is None and clean is not None:
             digest = hashlib.blake2b(clean.text.encode(), digest_size=16).digest()
             if clean.doc_id in seen_ids:
@@ -76,4 +113,24 @@ def validate_records(
                 accepted.append(clean)
                 continue
         rejects.add(record, reason or "malformed")
+    log.info("read and validated %d records: %d accepted, %d rejected %s (%.1fs)", total, len(accepted),
+             len(rejects.rows), rejects.counts(), time.perf_counter() - started)
     return accepted, rejects, total
+
+
+def check_reject_fraction(rejects: Rejects, total: int, max_fraction: float, rejects_path: str) -> None:
+    """Fail like ingest does when more than ``max_fraction`` of ``total`` records were rejected.
+
+    The message gives the counts by reason, the first (shortened) ids and where the rejects
+    were written; call it after writing them, so a failing run still shows what was wrong.
+    """
+    if total == 0:
+        raise InputError("the input holds no records")
+    counts = rejects.counts()
+    fraction = sum(counts.values()) / total
+    if fraction > max_fraction:
+        raise InputError(
+            f"{sum(counts.values())} of {total} records rejected ({fraction:.1%} > "
+            f"ingest.max_reject_fraction={max_fraction:.1%}); by reason: {counts}; "
+            f"first ids: {first_ids(rejects)}; see {rejects_path}"
+        )

@@ -139,3 +139,111 @@ def test_real_sms_spam_reads(shared_data: Path) -> None:
                   columns=["label", "text"])
     assert len(got) == 5574
     assert {r.label for r in got} == {"ham", "spam"}
+
+
+def test_wrong_types_in_parquet_are_rejected_not_stringified(tmp_path: Path) -> None:
+    path = tmp_path / "typed.parquet"
+    rows = [
+        {"id": "ok", "text": "fine", "label": 1.0, "other": "x"},
+        {"id": "int-text", "text": None, "label": 1.0, "other": "x"},
+        {"id": "half", "text": "fine too", "label": 0.5, "other": "x"},
+        {"id": "nan", "text": "no label", "label": float("nan"), "other": "x"},
+    ]
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    int_text = tmp_path / "int_text.parquet"
+    pq.write_table(pa.table({"id": ["n"], "text": [5], "label": ["a"]}), int_text)
+    list_text = tmp_path / "list_text.parquet"
+    pq.write_table(pa.table({"id": ["l"], "text": [["a", "b"]], "label": ["a"]}), list_text)
+    got = records(path) + records(int_text) + records(list_text)
+    assert [(r.doc_id, r.problem) for r in got] == [
+        ("ok", None), ("int-text", None), ("half", "bad_type"), ("nan", None), ("n", "bad_type"), ("l", "bad_type")]
+    assert got[0].label == "1"  # an integral float (pandas' int column with gaps) is its integer
+    clean, rejects, _ = validate_records(got, IngestParams())
+    assert [r.doc_id for r in clean] == ["ok"]
+    assert {row["doc_id"]: row["reason"] for row in rejects.rows} == {
+        "int-text": "empty", "half": "bad_type", "nan": "missing_label", "n": "bad_type", "l": "bad_type"}
+    assert json.loads(rejects.rows[-1]["raw"])["text"] == ["a", "b"]  # the original row is kept
+
+
+def test_wrong_types_in_jsonl_are_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "typed.jsonl"
+    path.write_text('{"id": "a", "text": 12, "label": "x"}\n{"id": 7, "text": "ok", "label": true}\n'
+                    '{"id": [1], "text": "ok", "label": "x"}\n{"id": "b", "text": "ok", "label": {"k": 1}}\n',
+                    encoding="utf-8")
+    got = records(path)
+    assert [(r.doc_id, r.problem) for r in got] == [
+        ("a", "bad_type"), ("7", None), ("row-3", "bad_type"), ("b", "bad_type")]
+    assert got[1].label == "True"
+
+
+def test_unclosed_csv_quote_is_one_reject_from_its_first_line_to_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "in.csv"
+    body = 'id,text,label\n1,"two\nlines",a\n2,fine,b\n3,"never closed,c\n4,lost?,d\n'
+    path.write_text(body, encoding="utf-8")
+    got = records(path)
+    assert [(r.doc_id, r.source_line, r.problem) for r in got] == [
+        ("1", 2, None), ("2", 4, None), ("row-5", 5, "unclosed_quote")]
+    assert got[0].raw == b'1,"two\nlines",a'  # the record's original bytes, quotes included
+    assert got[2].raw == b'3,"never closed,c\n4,lost?,d'  # nothing after the quote is lost
+    _, rejects, _ = validate_records(got, IngestParams())
+    assert rejects.counts() == {"unclosed_quote": 1}
+
+
+def test_truncated_gzip_is_a_one_line_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"id": "a", "text": "t", "label": "x"}\n' * 50)[:40])
+    with pytest.raises(InputError, match=r"in\.jsonl\.gz: truncated or corrupt gzip \(") as err:
+        records(path)
+    assert "\n" not in str(err.value)
+    (tmp_path / "not.csv.gz").write_bytes(b"plain text, not gzip")
+    with pytest.raises(InputError, match="truncated or corrupt gzip"):
+        records(tmp_path / "not.csv.gz")
+
+
+def test_corrupt_or_missing_parquet_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "in.parquet"
+    path.write_bytes(b"PAR1 not really")
+    with pytest.raises(InputError, match="not a readable Parquet file"):
+        records(path)
+    with pytest.raises(InputError, match="not found"):
+        records(tmp_path / "absent.parquet")
+
+
+def test_unlabelled_records_are_accepted_when_labels_are_not_required(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"id": "a", "text": "one"}\n{"id": "b", "text": "two", "label": "x"}\n', encoding="utf-8")
+    got = records(path, label_field=None)
+    _, rejects, _ = validate_records(got, IngestParams())
+    assert rejects.counts() == {"missing_label": 2}
+    clean, rejects, _ = validate_records(got, IngestParams(), require_label=False)
+    assert [(r.doc_id, r.label) for r in clean] == [("a", ""), ("b", "")] and not rejects.rows
+
+
+def test_short_id_and_reject_fraction_message(tmp_path: Path) -> None:
+    from textsift.corpus import RawRecord, Rejects
+    from textsift.validation import check_reject_fraction, short_id
+
+    assert short_id("abc") == "abc"
+    long_id = "secret text pasted into the id column " * 5
+    assert short_id(long_id) == long_id[:39] + "…" and len(short_id(long_id)) == 40
+    assert short_id("a\nb\x00c") == "a?b?c"
+    rejects = Rejects()
+    rejects.add(RawRecord(long_id, None, None, 3, b"raw"), "empty")
+    check_reject_fraction(rejects, 20, 0.05, "r.parquet")  # 5% is not above 5%
+    with pytest.raises(InputError) as err:
+        check_reject_fraction(rejects, 10, 0.05, "r.parquet")
+    message = str(err.value)
+    assert "1 of 10 records rejected" in message and "{'empty': 1}" in message and "see r.parquet" in message
+    assert short_id(long_id) in message and long_id not in message
+
+
+def test_validation_logs_progress_with_counts_and_no_text(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"id": f"d{i}", "text": f"private words {i}", "label": "x"}) + "\n"
+                            for i in range(5)) + '{"id": "e", "text": "", "label": "x"}\n', encoding="utf-8")
+    with caplog.at_level("INFO", logger="textsift"):
+        validate_records(records(path), IngestParams(), progress_every=2)
+    messages = [r.getMessage() for r in caplog.records if r.name == "textsift"]
+    assert "validated 2 records: 2 accepted, 0 rejected" in messages[0]
+    assert len(messages) == 3 and "6 records: 5 accepted, 1 rejected {'empty': 1}" in messages[-1]
+    assert not any("private" in m for m in messages)

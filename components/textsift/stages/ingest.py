@@ -18,11 +18,10 @@ from textsift import quality
 from textsift.config import IngestParams, Params
 from textsift.corpus import RawRecord, corpus_table, write_table
 from textsift.demo import generate_demo
-from textsift.errors import InputError
 from textsift.readers import read_records
 from textsift.split import assign_splits
 from textsift.stages import StageContext
-from textsift.validation import REASONS, CleanRecord, validate_records
+from textsift.validation import REASONS, CleanRecord, check_reject_fraction, validate_records
 
 log = logging.getLogger("textsift")
 CORPUS = "data/ingest/corpus.parquet"
@@ -73,16 +72,7 @@ def run(ctx: StageContext) -> None:
     clean, rejects, total = validate_records(source_records(params, ctx), params.ingest)
     write_table(rejects.to_table(), ctx.path(REJECTS))
     counts = rejects.counts()
-    if total == 0:
-        raise InputError("the input holds no records")
-    fraction = sum(counts.values()) / total
-    if fraction > params.ingest.max_reject_fraction:
-        first = ", ".join(row["doc_id"] for row in rejects.rows[:10])
-        raise InputError(
-            f"{sum(counts.values())} of {total} records rejected ({fraction:.1%} > "
-            f"ingest.max_reject_fraction={params.ingest.max_reject_fraction:.1%}); by reason: {counts}; "
-            f"first ids: {first}; see {REJECTS}"
-        )
+    check_reject_fraction(rejects, total, params.ingest.max_reject_fraction, REJECTS)
     frame = build_corpus(clean, params.ingest, params.seed)
     split = params.ingest.split
     report = quality.check_corpus(
