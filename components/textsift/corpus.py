@@ -99,6 +99,26 @@ def corpus_table(frame: pd.DataFrame) -> pa.Table:
     return pa.Table.from_pandas(frame[CORPUS_SCHEMA.names], schema=CORPUS_SCHEMA, preserve_index=False)
 
 
+def _process_umask() -> int:
+    """The process's umask (read without changing it where /proc allows)."""
+    try:
+        status = Path("/proc/self/status").read_text(encoding="ascii")
+        return int(next(line for line in status.splitlines() if line.startswith("Umask:")).split()[1], 8)
+    except (OSError, StopIteration, ValueError):
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return mask
+
+
+def _as_if_created(path: Path, is_dir: bool) -> None:
+    """Give a temporary file or folder the permissions a plain ``open``/``mkdir`` would have.
+
+    ``mkstemp`` and ``mkdtemp`` create 0600/0700 entries; renamed into place they would make
+    outputs unreadable by the group that shares the project (0644/0755 under umask 022).
+    """
+    os.chmod(path, (0o777 if is_dir else 0o666) & ~_process_umask())
+
+
 @contextmanager
 def atomic_path(target: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; on success it replaces ``target`` atomically."""
@@ -109,6 +129,7 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        _as_if_created(tmp_path, is_dir=False)
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
@@ -123,6 +144,7 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         yield tmp
+        _as_if_created(tmp, is_dir=True)
         if target.exists():
             old = target.with_name(f".{target.name}.old")
             shutil.rmtree(old, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Switch off the analytics of Prefect, MLflow, DVC and Great Expectations.
+"""Switch off the analytics of Prefect, MLflow, DVC and Great Expectations, and their chatter.
 
 Called at every entry point (CLI, flows, tests) before those libraries are imported;
 values already set by the user win.
@@ -6,6 +6,7 @@ values already set by the user win.
 
 from __future__ import annotations
 
+import logging
 import os
 
 TELEMETRY_OFF = {
@@ -18,9 +19,16 @@ TELEMETRY_OFF = {
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
     "HF_HUB_DISABLE_TELEMETRY": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # also transformers' per-load "Loading weights" bars
 }
+# Libraries whose INFO lines are routine (GX's per-suite steps, MLflow's schema migration):
+# a run's log shows textsift's progress and every library's warnings.
+QUIET_LOGGERS = ("great_expectations", "alembic", "mlflow.store.db.utils", "mlflow.store.model_registry")
 
 
 def disable_telemetry() -> None:
+    """Analytics off, progress bars off, and routine library logs at WARNING."""
     for key, value in TELEMETRY_OFF.items():
         os.environ.setdefault(key, value)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -51,3 +51,17 @@ def test_rejects_below_the_limit_are_reported_and_the_rest_ingested(tmp_path: Pa
     metrics = run_stage("ingest", root=root)
     assert metrics["docs.accepted"] == 60 and metrics["rejected.missing_label"] == 3
     assert pq.read_table(root / "data/ingest/corpus.parquet").num_rows == 60
+
+
+def test_cli_stage_log_is_quiet_and_outputs_are_group_readable(project: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "textsift", "stage", "ingest", "--root", str(project)],
+                          capture_output=True, text=True, timeout=300, preexec_fn=lambda: os.umask(0o022))
+    assert done.returncode == 0, done.stderr[-2000:]
+    noisy = [line for line in done.stderr.splitlines() if " INFO " in line and " textsift: " not in line]
+    assert noisy == []  # GX's and MLflow's routine INFO lines stay out of a run's log
+    for output in ("data/ingest/corpus.parquet", "data/ingest/rejects.parquet", "metrics/ingest.json"):
+        assert (project / output).stat().st_mode & 0o777 == 0o644, output

@@ -24,3 +24,18 @@ def test_concurrent_loads_give_real_weights(tmp_path: Path) -> None:
         assert all(p.device.type == "cpu" for p in model.model.parameters())
         state = model.model.state_dict()
         assert all(torch.equal(state[k], reference[k]) for k in reference)
+
+
+def test_loading_a_classifier_from_the_fill_in_model_prints_no_load_report(tmp_path: Path, capfd) -> None:
+    from transformers import BertForSequenceClassification
+
+    from textsift.models.loading import load_pretrained
+
+    fm = build_model(["the cat sat on the mat", "a dog ran in the park"] * 10, TINY, torch.Generator().manual_seed(1))
+    fm.model.save_pretrained(tmp_path)
+    capfd.readouterr()
+    model = load_pretrained(BertForSequenceClassification.from_pretrained, tmp_path, num_labels=2)
+    assert model.classifier.out_features == 2
+    captured = capfd.readouterr()
+    assert "LOAD REPORT" not in captured.err + captured.out
+    assert "Loading weights" not in captured.err  # no progress bar per load

@@ -22,9 +22,21 @@ TOKENIZER_FILES = ("tokenizer.json", "vocab.txt")
 
 
 def load_pretrained(loader: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``loader(*args, **kwargs)`` (e.g. ``BertForMaskedLM.from_pretrained``) under the process-wide lock."""
+    """``loader(*args, **kwargs)`` (e.g. ``BertForMaskedLM.from_pretrained``) under the process-wide lock.
+
+    transformers' "LOAD REPORT" is silenced for the load: it lists, as a warning, the heads
+    textsift adds or drops on purpose (a classifier on the fill-in encoder, the MLM head of a
+    sentence encoder) in a table on every run.
+    """
+    from transformers.utils import logging as hf_logging
+
     with _LOAD_LOCK:
-        return loader(*args, **kwargs)
+        level = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()
+        try:
+            return loader(*args, **kwargs)
+        finally:
+            hf_logging.set_verbosity(level)
 
 
 def _first_holding(root: Path, names: tuple[str, ...]) -> Path | None:

@@ -12,6 +12,7 @@ type, its column and the numbers GX counted — never from the values it quotes.
 from __future__ import annotations
 
 import functools
+import logging
 import numbers
 import os
 import threading
@@ -71,6 +72,9 @@ def _batch_definition() -> Any:
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")  # GX 1.x switch; a user setting wins
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    # this module sets its own logger to INFO on import, under any level given to its parents
+    logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.WARNING)
 
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)  # no tqdm noise in logs
