@@ -50,7 +50,7 @@ def _stage_body(stage: Stage, params: Params, key_token: str | None) -> dict[str
 
 
 def render(params: Params) -> dict[str, Any]:
-    """The dvc.yaml document as a mapping."""
+    """The dvc.yaml document as a mapping: the stages and the top-level plots of their outputs."""
     stages: dict[str, Any] = {}
     for stage in STAGES:
         if stage.foreach:
@@ -59,7 +59,9 @@ def render(params: Params) -> dict[str, Any]:
                 stages[stage.name] = {"foreach": keys, "do": _stage_body(stage, params, "${item}")}
         else:
             stages[stage.name] = _stage_body(stage, params, None)
-    return {"stages": stages}
+    plots = [{plot.path: {"x": plot.x, "y": plot.y, "title": plot.title, "template": plot.template}}
+             for stage in STAGES for plot in stage.plots]
+    return {"stages": stages, **({"plots": plots} if plots else {})}
 
 
 def render_text(params: Params) -> str:

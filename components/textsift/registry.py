@@ -20,8 +20,19 @@ from textsift.errors import StageError
 LIB = "components/textsift"
 COMMON_CODE = (
     f"{LIB}/config.py", f"{LIB}/corpus.py", f"{LIB}/errors.py", f"{LIB}/rng.py",
-    f"{LIB}/tracking.py", f"{LIB}/quality", f"{LIB}/stages/__init__.py",
+    f"{LIB}/tracking.py", f"{LIB}/locks.py", f"{LIB}/quality", f"{LIB}/stages/__init__.py",
 )
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A DVC plot of a stage output (``dvc plots show``/``diff``): ``y`` against ``x`` from a CSV."""
+
+    path: str
+    x: str
+    y: str
+    title: str
+    template: str = "scatter"
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,7 @@ class Stage:
     gpu: bool = False
     foreach: str | None = None
     input_params: tuple[str, ...] = ()
+    plots: tuple[Plot, ...] = ()
 
     @property
     def all_code(self) -> tuple[str, ...]:
@@ -131,6 +143,8 @@ STAGES: tuple[Stage, ...] = (
         outs=("reports/evaluate/utility.csv", "reports/evaluate/frontier.csv", "reports/evaluate/frontier.png",
               "reports/evaluate/report.html"),
         metrics=("metrics/evaluate.json",),
+        plots=(Plot("reports/evaluate/frontier.csv", x="leak_rate", y="utility",
+                    title="Privacy-utility frontier (one point per setting)"),),
     ),
 )
 

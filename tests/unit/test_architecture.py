@@ -53,3 +53,18 @@ def test_instances_are_in_topological_order() -> None:
     for inst in instances(load_params(REPO / "params.yaml")):
         assert set(inst.stage.upstream) <= seen, inst.name
         seen.add(inst.stage.name)
+
+
+def test_metrics_are_kept_by_git_and_the_frontier_is_a_dvc_plot() -> None:
+    """`dvc metrics diff` / `dvc exp show` compare metrics files that git keeps (cache: false outputs)."""
+    import subprocess
+
+    import yaml
+
+    doc = yaml.safe_load((REPO / "dvc.yaml").read_text(encoding="utf-8"))
+    metrics = [path.replace("${item}", "ds_default") for body in doc["stages"].values()
+               for entry in (body.get("do", body).get("metrics") or []) for path in entry]
+    assert "metrics/evaluate.json" in metrics
+    ignored = subprocess.run(["git", "check-ignore", *metrics], cwd=REPO, capture_output=True, text=True)
+    assert ignored.stdout.split() == []
+    assert [next(iter(p)) for p in doc["plots"]] == ["reports/evaluate/frontier.csv"]
