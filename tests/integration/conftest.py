@@ -21,12 +21,15 @@ def make_project(root: Path, **overrides: object) -> Path:
     return root
 
 
-# The whole product on the tiny corpus: a tiny word2vec index and one setting per mechanism.
+# The whole product on the tiny corpus: a tiny word2vec index and one setting per mechanism, plus a
+# second DataSifterText setting: two tasks fetching the fill-in model into a cold cache at once is how
+# the first `make run` on a fresh clone failed.
 FULL_PIPELINE = {
     "indexes__sources": {"w2v": {"kind": "word2vec", "dim": 32, "epochs": 2, "min_count": 1, "n_trees": 5}},
     "indexes__geometry": {"epsilons": [5, 500], "k_list": [1, 5], "draws": 20, "vocab_sample": 20},
     "privatize__settings": {
         "ds": {"kind": "datasifter", "fill_order": "parallel", "replacement": "rake_keyphrase", "k_clusters": 3},
+        "ds2": {"kind": "datasifter", "pw": 0.3, "replacement": "none"},
         "mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 20},
     },
     "report__show_examples": True,

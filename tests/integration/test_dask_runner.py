@@ -11,7 +11,8 @@ from tests.integration.conftest import FULL_PIPELINE, make_project, sha256
 
 pytestmark = pytest.mark.integration
 SAME_BYTES = ("data/ingest/corpus.parquet", "models/fill_in.json", "data/indexes/w2v/vocab.txt",
-              "data/privatized/ds.parquet", "data/privatized/mdp.parquet", "metrics/privatize/mdp.json",
+              "data/privatized/ds.parquet", "data/privatized/ds2.parquet", "data/privatized/mdp.parquet",
+              "metrics/privatize/mdp.json",
               "metrics/privatize/ds.json")
 
 
