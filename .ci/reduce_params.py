@@ -1,0 +1,40 @@
+"""Shrink a params.yaml to CI's reduced demo: the same stages and settings, smaller sizes.
+
+Every privacy setting of the shipped params.yaml is kept (two DataSifterText settings fetch the
+fill-in model at once, as on a user's first run); only corpus and model sizes go down.
+Usage: python .ci/reduce_params.py params.yaml
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+REDUCED = {
+    "ingest": {"demo": {"n_docs": 400}},
+    "fill_in": {"vocab_size": 2000, "hidden_size": 64, "num_layers": 2, "num_heads": 2, "intermediate_size": 128,
+                "epochs": 1.0},
+    "indexes": {"geometry": {"draws": 100, "vocab_sample": 30}},
+    "evaluate": {"transformer": {"max_length": 64}},
+}
+
+
+def merge(base: dict, changes: dict) -> dict:
+    out = dict(base)
+    for key, value in changes.items():
+        out[key] = merge(base.get(key) or {}, value) if isinstance(value, dict) else value
+    return out
+
+
+def main(path: str) -> None:
+    params = Path(path)
+    reduced = merge(yaml.safe_load(params.read_text(encoding="utf-8")), REDUCED)
+    for source in reduced["indexes"]["sources"].values():
+        source["dim"] = min(source.get("dim", 300), 64)
+    params.write_text(yaml.safe_dump(reduced, sort_keys=False), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
