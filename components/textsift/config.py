@@ -168,6 +168,11 @@ class EmbeddingSourceParams(Frozen):
     epochs: int = Field(5, ge=1)
     window: int = Field(5, ge=1)
     min_count: int = Field(2, ge=1)
+    min_doc_freq: int = Field(
+        5, ge=1,
+        description="an index may OUTPUT only words used outside privacy spans in at least this many distinct "
+                    "training documents (names never qualify); rarer words are still perturbed as inputs",
+    )
     contextual_sample_frac: float = Field(0.05, gt=0, le=1)
     beta: float = Field(0.7, gt=0, lt=1, description="projection distortion; noise sensitivity is 1 + beta")
     delta: float = Field(1e-6, gt=0, lt=1)
@@ -199,7 +204,10 @@ class PrivatizeParams(Frozen):
     """Named privacy settings: one DVC stage instance, Prefect task and MLflow run each."""
 
     production: bool = Field(False, description="OS entropy; the seed is neither used nor logged")
-    settings: dict[Name, Setting] = Field(default_factory=dict)
+    settings: dict[Name, Setting] = Field(
+        default_factory=lambda: {"ds_default": DataSifterSetting(kind="datasifter")}, min_length=1,
+        description="at least one setting: a pipeline that privatizes nothing is a configuration error",
+    )
 
 
 class QualityParams(Frozen):
@@ -259,10 +267,10 @@ def parse_params(raw: dict[str, Any] | None, origin: str = "params.yaml") -> Par
 
 
 def load_params(path: str | Path = "params.yaml") -> Params:
-    """Read and validate params.yaml; a missing file gives the embedded defaults."""
+    """Read and validate params.yaml. A missing file is an error, never silent defaults."""
     path = Path(path)
-    if not path.exists():
-        return Params()
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such params file (run from the project root or pass --params)")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:

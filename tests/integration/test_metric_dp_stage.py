@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.integration.conftest import make_project
 from textsift.config import TrackingParams
 from textsift.corpus import read_corpus
+from textsift.errors import ConfigError
 from textsift.stages import run_stage
+from textsift.tokenize import metric_dp_words
 from textsift.tracking import resolve_uri
 
 pytestmark = pytest.mark.integration
@@ -23,12 +27,39 @@ SETTING = {"kind": "metric_dp", "index": "w2v", "epsilon": 5.0, "batch_size": 64
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = make_project(tmp_path_factory.mktemp("mdp") / "p", indexes__sources={"w2v": SOURCE},
+    sources = {"w2v": SOURCE, "strict": {**SOURCE, "min_doc_freq": 10_000}}
+    root = make_project(tmp_path_factory.mktemp("mdp") / "p", indexes__sources=sources,
                         indexes__geometry=GEOMETRY, privatize__settings={"mdp_eps5": SETTING})
     run_stage("ingest", root=root)
     run_stage("build_indexes", root=root, key="w2v")
     run_stage("privatize", root=root, key="mdp_eps5")
     return root
+
+
+def _words(text: str) -> set[str]:
+    return {t.text.lower() for t in metric_dp_words(text)}
+
+
+def _span_values(corpus: pd.DataFrame, split: str | None = None) -> list[str]:
+    rows = corpus if split is None else corpus[corpus["split"] == split]
+    return [text[s["start"]:s["end"]] for text, spans in zip(rows["text"], rows["spans"], strict=True) for s in spans]
+
+
+def _public_document_words(corpus: pd.DataFrame) -> list[set[str]]:
+    """Per training document, the words it uses outside its gold spans (span characters blanked)."""
+    train = corpus[corpus["split"] == "train"]
+    docs = []
+    for text, spans in zip(train["text"], train["spans"], strict=True):
+        chars = list(text)
+        for s in spans:
+            chars[s["start"]:s["end"]] = " " * (s["end"] - s["start"])
+        docs.append(_words("".join(chars)))
+    return docs
+
+
+def _publicly_common(corpus: pd.DataFrame, min_docs: int = 5) -> set[str]:
+    docs = _public_document_words(corpus)
+    return {w for w in set().union(*docs) if sum(w in doc for doc in docs) >= min_docs}
 
 
 def test_index_folder_manifest_and_metrics(project: Path) -> None:
@@ -40,6 +71,13 @@ def test_index_folder_manifest_and_metrics(project: Path) -> None:
     assert manifest["vocab_size"] == len(vocab) > 10 and all(w == w.lower() for w in vocab)
     assert np.load(folder / "vectors.npy").shape == (len(vocab), 90) and (folder / "index.ann").exists()
     assert np.load(folder / "projection.npy").shape == (128, 90)
+    inputs = (folder / "inputs.txt").read_text().split()
+    assert manifest["input_vocab_size"] == len(inputs) > len(vocab) and set(vocab) < set(inputs)
+    assert np.load(folder / "input_vectors.npy").shape == (len(inputs), 90)
+    assert manifest["min_doc_freq"] == 5 and manifest["private_spans"] == "gold"
+    assert manifest["excluded_doc_freq"] > 0 and manifest["excluded_private_span"] > 0
+    assert manifest["candidate_words"] == len(inputs) == (
+        len(vocab) + manifest["excluded_doc_freq"] + manifest["excluded_private_span"])
     assert sorted(p.name for p in (folder / "plots").iterdir()) == [
         "deniability_N_w.png", "deniability_S_w.png", "distance_vs_epsilon.png", "knn_distance_vs_k.png"]
     metrics = json.loads((project / "metrics/build_indexes/w2v.json").read_text())
@@ -47,6 +85,36 @@ def test_index_folder_manifest_and_metrics(project: Path) -> None:
     assert f"geometry.knn_distance.k_{len(vocab) - 1}" in metrics  # k = 1000 capped at vocabulary size - 1
     assert metrics["deniability.N_w.mean.eps_5"] < 0.2 < 0.9 < metrics["deniability.N_w.mean.eps_50000"] <= 1
     assert metrics["deniability.S_w.mean.eps_5"] > metrics["deniability.S_w.mean.eps_50000"] >= 1
+    assert metrics["index.vocab_size"] == len(vocab) and metrics["index.input_vocab_size"] == len(inputs)
+    assert metrics["index.excluded.doc_freq"] == manifest["excluded_doc_freq"]
+    assert metrics["index.excluded.private_span"] == manifest["excluded_private_span"]
+
+
+def test_outputs_are_words_used_outside_gold_spans_in_five_training_documents(project: Path) -> None:
+    corpus = read_corpus(project / "data/ingest/corpus.parquet")
+    vocab = set((project / "data/indexes/w2v/vocab.txt").read_text().split())
+    assert vocab <= _publicly_common(corpus)
+    private_only = {w for value in _span_values(corpus) for w in _words(value)} - set().union(
+        *_public_document_words(corpus))
+    assert len(private_only) > 20 and not private_only & vocab  # names and e-mail parts never are outputs
+
+
+def test_no_planted_value_reaches_a_document_that_did_not_contain_it(project: Path) -> None:
+    original = read_corpus(project / "data/ingest/corpus.parquet")
+    privatized = read_corpus(project / "data/privatized/mdp_eps5.parquet")
+    values = sorted(set(_span_values(original, "test")))
+    patterns = [re.compile(rf"(?<!\w){re.escape(v)}(?!\w)", re.IGNORECASE) for v in values]
+    planted_words = {w for v in values for w in _words(v)} - _publicly_common(original)  # "and" is no secret
+    assert len(values) > 10 and len(planted_words) > 10
+    for before, after in zip(original["text"], privatized["text"], strict=True):
+        assert not [p.pattern for p in patterns if p.search(after) and not p.search(before)]
+        assert not (_words(after) - _words(before)) & planted_words  # not even one word of a value
+
+
+def test_an_empty_output_vocabulary_says_to_lower_min_doc_freq(project: Path) -> None:
+    with pytest.raises(ConfigError, match=r"indexes\.sources\.strict\.min_doc_freq"):
+        run_stage("build_indexes", root=project, key="strict")
+    assert not (project / "data/indexes/strict").exists()
 
 
 def test_privatized_corpus_keeps_ids_labels_splits(project: Path) -> None:
@@ -73,6 +141,7 @@ def test_mlflow_gets_manifest_plots_and_aggregates_but_no_vocabulary(project: Pa
     assert artifacts == {"index/manifest.json", "plots/deniability_N_w.png", "plots/deniability_S_w.png",
                          "plots/distance_vs_epsilon.png", "plots/knn_distance_vs_k.png"}
     assert run.data.metrics["index.vocab_size"] > 10
+    assert run.data.metrics["index.excluded.doc_freq"] > 0 and run.data.metrics["index.excluded.private_span"] > 0
     manifest = Path(client.download_artifacts(run.info.run_id, "index/manifest.json", str(project / "dl")))
     logged = " ".join([*run.data.params.values(), *run.data.tags.values(), *run.data.metrics,
                        manifest.read_text()]).lower()

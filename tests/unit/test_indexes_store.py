@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import pickle
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +41,7 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray]:
 def test_round_trip_gives_identical_items_and_neighbours(saved: tuple[Path, np.ndarray]) -> None:
     folder, queries = saved
     first, second = load_index(folder), load_index(folder)
-    assert first.words == [f"w{i}" for i in range(N)] and first.manifest["format"] == 1
+    assert first.words == [f"w{i}" for i in range(N)] and first.manifest["format"] == 2
     assert first.projection is not None and first.projection.shape == (D, first.vectors.shape[1])
     np.testing.assert_array_equal(first.vectors, second.vectors)
     a = first.searcher("annoy", "cpu", search_k=-1).nearest(queries)
@@ -87,6 +89,30 @@ def test_k_nearest_distances_are_sorted_and_exact(saved: tuple[Path, np.ndarray]
 def test_missing_index_is_a_stage_error(tmp_path: Path) -> None:
     with pytest.raises(StageError, match="build_indexes"):
         load_index(tmp_path / "nope")
+
+
+def test_an_index_of_the_old_format_is_refused(saved: tuple[Path, np.ndarray], tmp_path: Path) -> None:
+    """Format 1 indexes output raw corpus words (issue #8): they must be rebuilt, never reused."""
+    old = tmp_path / "old"
+    shutil.copytree(saved[0], old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    (old / "manifest.json").write_text(json.dumps({**manifest, "format": 1}))
+    with pytest.raises(StageError, match="format 1.*run build_indexes"):
+        load_index(old)
+
+
+def test_inputs_are_saved_beside_the_outputs(saved: tuple[Path, np.ndarray], tmp_path: Path) -> None:
+    index = load_index(saved[0])
+    assert index.input_words == index.words and index.input_vectors is index.vectors  # saved without inputs
+    vectors = rng.generator(4, "test", "inputs").standard_normal((N, D)).astype(np.float32)
+    items = project_vocabulary(index.words, vectors, beta=0.9, delta=1e-6,
+                               omega="sqrt_log", generator=rng.generator(3, "test", "projection"))
+    outputs = items.subset(np.arange(N) % 3 == 0)
+    save_index(tmp_path, outputs, {"beta": 0.9}, n_trees=2, annoy_seed=5, inputs=items)
+    both = load_index(tmp_path)
+    assert both.words == outputs.words and both.input_words == items.words and len(both.vectors) == N // 3
+    np.testing.assert_array_equal(both.input_vectors, items.vectors)
+    np.testing.assert_array_equal(both.searcher("exact", "cpu").nearest(outputs.vectors), np.arange(N // 3))
 
 
 @pytest.mark.gpu

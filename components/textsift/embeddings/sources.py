@@ -1,7 +1,8 @@
 """One entry point per embedding-source shape, dispatching on ``kind`` (METHODS.md §2).
 
 ``static_vectors``: word2vec / fastText (trained on the training split, or a vectors file),
-GloVe, BERT static — restricted to the corpus vocabulary. ``contextual_pairs``: the
+GloVe, BERT static — restricted to the corpus vocabulary (an index's input table; its outputs
+are chosen by ``indexes.vocabulary``). ``contextual_pairs``: the
 (token, first-hidden-state vector) pairs of a seeded sample of training documents that a
 ``bert_contextual`` index is built from.
 """

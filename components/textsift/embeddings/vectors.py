@@ -1,8 +1,10 @@
 """The common shape of a static embedding source: words, their vectors, their casing.
 
 METHODS.md §2: the vocabulary of an index is the intersection of the corpus vocabulary and
-the embedding vocabulary; ``lowercase`` says how corpus words are looked up (word2vec and
-GloVe are uncased, fastText and cased BERT vocabularies are not).
+the embedding vocabulary (:meth:`WordVectors.restrict`) — the words it can look up; the words
+it may output are further restricted by ``indexes.vocabulary`` (frequent, never private).
+``lowercase`` says how corpus words are looked up (word2vec and GloVe are uncased, fastText and
+cased BERT vocabularies are not).
 """
 
 from __future__ import annotations

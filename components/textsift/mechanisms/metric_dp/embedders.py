@@ -1,8 +1,10 @@
 """Query vectors μ of a document's words in the projected space (METHODS.md §2).
 
-Static sources look each word up in the projected vocabulary (the index's ``vectors.npy``);
-the contextual source embeds the words in their document and projects them with the index's
-matrix. Both answer, per document, which words are known and their μ.
+Static sources look each word up in the index's projected INPUT table (``inputs.txt`` +
+``input_vectors.npy``: every corpus word with an embedding, also the rare and private ones that
+the index never outputs, so they are perturbed rather than masked or released); the contextual
+source embeds the words in their document and projects them with the index's matrix. Both
+answer, per document, which words are known and their μ; the searcher then picks an output.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 from textsift.embeddings.bert import ContextualEncoder
 from textsift.embeddings.vectors import lookup_key
 from textsift.indexes.projection import project
+from textsift.indexes.store import LoadedIndex
 
 Embedded = tuple[np.ndarray, np.ndarray]  # (known mask over the words, (n_known, m) float32 μ)
 
@@ -29,7 +32,7 @@ class StaticEmbedder:
     """Look words up in a projected static vocabulary.
 
     Args:
-        words: the index's distinct vocabulary, in row order.
+        words: the index's distinct input vocabulary, in row order (a superset of its outputs).
         vectors: (len(words), m) projected vectors.
         lowercase: lower-case words before the lookup (word2vec, GloVe, uncased BERT).
     """
@@ -47,6 +50,11 @@ class StaticEmbedder:
             known = ids >= 0
             out.append((known, self.vectors[ids[known]]))
         return out
+
+
+def static_embedder(index: LoadedIndex) -> StaticEmbedder:
+    """The embedder of a saved static index: its input table, under the manifest's casing."""
+    return StaticEmbedder(index.input_words, index.input_vectors, bool(index.manifest["lowercase"]))
 
 
 class ContextualEmbedder:

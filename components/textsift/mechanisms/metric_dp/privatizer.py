@@ -1,12 +1,16 @@
 """Metric-DP word replacement of whole documents, batched (METHODS.md §2).
 
 For every known token occurrence: μ (projected embedding) + N (``noise.sample_noise``) and the
-label of the nearest index item replaces the word in place; punctuation and spacing stay as
-they were, so the output reads as text. ε bounds ONE token occurrence; a document of n
-tokens composes to nε. Each document's noise comes from its own generator
-``rng.generator(seed, "metric_dp", doc_id)``, so the output depends only on the seed and the
-document — never on batch size, shard boundaries or worker count. Out-of-vocabulary words
-follow ``oov_policy``: keep (the notebook), mask (placeholder, default) or drop.
+label of the nearest index item replaces the word in place. Known means "has an embedding" (the
+index's input table); the items the searcher returns are the index's OUTPUT vocabulary, which
+``indexes.vocabulary`` restricts to words of at least ``min_doc_freq`` training documents and no
+privacy span — so a rare word is perturbed into a frequent one, never released into another
+document (issue #8, item 4). Punctuation and spacing stay as they were, so the output reads
+as text. ε bounds ONE token occurrence; a document of n tokens composes to nε. Each
+document's noise comes from its own generator ``rng.generator(seed, "metric_dp", doc_id)``, so
+the output depends only on the seed and the document — never on batch size, shard boundaries
+or worker count. Out-of-vocabulary words follow ``oov_policy``: keep (the notebook), mask
+(placeholder, default) or drop.
 """
 
 from __future__ import annotations
@@ -30,7 +34,10 @@ OOV_POLICIES = ("keep", "mask", "drop")
 
 @dataclass(frozen=True)
 class MetricDPPrivatizer:
-    """Everything a shard needs: the embedder, the searcher, the item labels and the setting."""
+    """Everything a shard needs: the embedder, the searcher, the item labels and the setting.
+
+    ``labels[i]`` is the word emitted when the searcher returns item i: the output vocabulary.
+    """
 
     embedder: Embedder
     searcher: Searcher
