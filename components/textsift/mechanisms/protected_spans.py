@@ -1,0 +1,70 @@
+"""What a mechanism must protect in one document: its sensitive spans, made consistent.
+
+A detector (or a gold annotation) marks a name once; the same document repeats it, or repeats
+the bare surname ("John Smith called. ... Smith said"). Protecting only the marked occurrence
+leaks the rest — the largest leak of Presidio-style de-identification. ``consistent_spans``
+extends a document's spans to every case-insensitive, whole-word occurrence of each marked
+string, and of each name part (two letters or more) of a PERSON span. ``outermost`` merges
+overlapping spans (nested ones included) into the maximal regions a replacement must cover.
+
+Pure functions on one text and its spans; every mechanism that protects detected spans
+(DataSifterText's ``mask_detected``, metric-DP's ``replace_detected``, ``redact``) uses them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from textsift.corpus import Span
+from textsift.tokenize import words
+
+NAME_LABELS = frozenset({"PERSON"})
+_MIN_NAME_PART = 2
+
+
+def _occurrences(text: str, surface: str) -> Iterable[tuple[int, int]]:
+    pattern = re.compile(rf"(?<!\w){re.escape(surface)}(?!\w)", re.IGNORECASE)
+    return ((m.start(), m.end()) for m in pattern.finditer(text))
+
+
+def consistent_spans(text: str, spans: Iterable[Span]) -> list[Span]:
+    """``spans`` plus every other occurrence of what they mark, sorted by (start, -end).
+
+    Args:
+        text: the document.
+        spans: its sensitive spans (gold or detected), possibly nested or overlapping.
+
+    Returns:
+        The original spans, the repeats of each span's surface text, and for PERSON spans the
+        repeats of each name part (``Smith`` of ``John Smith``), each labelled like its source.
+    """
+    found: dict[tuple[int, int], str] = {}
+    surfaces: dict[str, str] = {}
+    for span in spans:
+        found.setdefault((span.start, span.end), span.label)
+        surface = text[span.start:span.end].strip()
+        if surface:
+            surfaces.setdefault(surface.casefold(), span.label)
+        if span.label in NAME_LABELS:
+            for part in words(surface):
+                if len(part.text) >= _MIN_NAME_PART and part.text[0].isalpha():
+                    surfaces.setdefault(part.text.casefold(), span.label)
+    for surface, label in surfaces.items():
+        for start, end in _occurrences(text, surface):
+            found.setdefault((start, end), label)
+    return [Span(start, end, label) for (start, end), label in sorted(found.items(), key=lambda i: (i[0][0], -i[0][1]))]
+
+
+def outermost(spans: Iterable[Span]) -> list[Span]:
+    """Merge overlapping spans into maximal, disjoint regions, each labelled by its longest member."""
+    merged: list[tuple[int, int, str, int]] = []  # start, end, label, length of the label's span
+    for span in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if merged and span.start < merged[-1][1]:
+            start, end, label, best = merged[-1]
+            if span.end - span.start > best:
+                label, best = span.label, span.end - span.start
+            merged[-1] = (start, max(end, span.end), label, best)
+        else:
+            merged.append((span.start, span.end, span.label, span.end - span.start))
+    return [Span(start, end, label) for start, end, label, _ in merged]

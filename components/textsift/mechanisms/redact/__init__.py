@@ -1,0 +1,1 @@
+"""``kind: redact``: replace sensitive spans with type placeholders or consistent pseudonyms."""

@@ -1,0 +1,72 @@
+"""Consistent protected spans and the redact mechanism on hand-made documents."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from textsift.corpus import Span
+from textsift.mechanisms.protected_spans import consistent_spans, outermost
+from textsift.mechanisms.redact.config import RedactSetting
+from textsift.mechanisms.redact.redactor import redact, redact_text
+
+TEXT = "John Smith called from Lyon. Later SMITH wrote: smith@acme.com. Smithson is unrelated. Lyon is cold."
+
+
+def _span(text: str, value: str, label: str, nth: int = 0) -> Span:
+    start = [m.start() for m in re.finditer(re.escape(value), text)][nth]
+    return Span(start, start + len(value), label)
+
+
+def test_a_marked_string_and_its_name_parts_are_protected_everywhere_in_the_document() -> None:
+    spans = consistent_spans(TEXT, [_span(TEXT, "John Smith", "PERSON"), _span(TEXT, "Lyon", "LOC")])
+    covered = {(TEXT[s.start:s.end], s.label) for s in spans}
+    assert ("SMITH", "PERSON") in covered and ("John", "PERSON") in covered
+    assert [TEXT[s.start:s.end] for s in spans if s.label == "LOC"] == ["Lyon", "Lyon"]
+    assert "Smithson" not in {TEXT[s.start:s.end] for s in spans}  # whole words only
+    assert spans == sorted(spans, key=lambda s: (s.start, -s.end))
+
+
+def test_outermost_merges_nested_and_overlapping_spans_keeping_the_longest_label() -> None:
+    nested = [Span(0, 37, "ORG"), Span(0, 6, "LOC"), Span(30, 40, "DATE"), Span(50, 55, "PERSON")]
+    assert outermost(nested) == [Span(0, 40, "ORG"), Span(50, 55, "PERSON")]
+
+
+def test_placeholders_replace_every_occurrence() -> None:
+    setting = RedactSetting(kind="redact", style="placeholder")
+    out, count = redact_text(TEXT, [_span(TEXT, "John Smith", "PERSON"), _span(TEXT, "Lyon", "LOC")], setting, 1, "d")
+    assert out == ("[PERSON] called from [LOC]. Later [PERSON] wrote: [PERSON]@acme.com. Smithson is unrelated. "
+                   "[LOC] is cold.")  # the name inside an address would reveal it too
+    assert count == 5
+
+
+def test_pseudonyms_are_consistent_within_a_document_and_keyed_by_seed_and_id() -> None:
+    setting = RedactSetting(kind="redact", style="pseudonym")
+    spans = [_span(TEXT, "John Smith", "PERSON"), _span(TEXT, "Lyon", "LOC")]
+    out, _ = redact_text(TEXT, spans, setting, 1, "doc-1")
+    for secret in ("John", "Lyon"):
+        assert not re.search(rf"\b{secret}\b", out)
+    assert not re.search(r"\bSMITH\b|\bSmith\b", out)
+    first, last = out.split(" called")[0].split()
+    assert f"Later {last.upper()} wrote" in out  # the bare, upper-cased surname gets the pseudonym's surname
+    city = out.split("called from ")[1].split(".")[0]
+    assert out.endswith(f"{city} is cold.")
+    assert redact_text(TEXT, spans, setting, 1, "doc-1")[0] == out
+    assert redact_text(TEXT, spans, setting, 2, "doc-1")[0] != out
+    assert redact_text(TEXT, spans, setting, 1, "doc-2")[0] != out
+
+
+@pytest.mark.parametrize("style", ["placeholder", "pseudonym"])
+def test_redact_keeps_documents_without_spans_and_reports_counts(style: str) -> None:
+    setting = RedactSetting(kind="redact", style=style)
+    texts = [TEXT, "Nothing personal here."]
+    out, metrics = redact(texts, ["a", "b"], [[_span(TEXT, "Lyon", "LOC")], []], setting, seed=3)
+    assert out[1] == texts[1] and "Lyon" not in out[0]
+    assert metrics == {"spans_given": 1.0, "regions_replaced": 2.0, "docs_redacted_fraction": 0.5}
+
+
+def test_unknown_types_get_a_placeholder_even_in_pseudonym_style() -> None:
+    text = "Ticket from Zorblax today"
+    out, _ = redact_text(text, [_span(text, "Zorblax", "CREATURE")], RedactSetting(kind="redact"), 1, "d")
+    assert out == "Ticket from [CREATURE] today"
