@@ -59,3 +59,15 @@ def test_replace_tokens_keeps_the_text_between_words() -> None:
     text = "Hi, Ann!  See you  at 5."
     tokens = words(text)
     assert replace_tokens(text, tokens, {1: "Bob", 4: None}) == "Hi, Bob!  See you  5."
+
+
+def test_attacker_recall_counts_original_spans_the_detector_finds_again() -> None:
+    from textsift.evaluation.privacy import attacker_recall
+
+    moved = "In boston today, call ANN LEE at [PHONE]."
+    detected = [Span(3, 9, "LOC"), Span(22, 29, "PERSON"), Span(33, 40, "PHONE")]  # '[PHONE]' is no phone number
+    metrics = attacker_recall([ORIGINAL], [SPANS], [moved], [detected])
+    assert metrics == {"attacker.recall": 2 / 3, "attacker.recall.CITY": 1.0, "attacker.recall.PERSON": 1.0,
+                       "attacker.recall.PHONE": 0.0}
+    assert attacker_recall([ORIGINAL], [SPANS], [ORIGINAL], [[]])["attacker.recall"] == 0.0
+    assert attacker_recall([ORIGINAL], [[]], [ORIGINAL], [[]]) == {}

@@ -4,7 +4,10 @@
 - leak rate: share of privacy spans whose surface text survives anywhere in the output
   (case-insensitive, whole words, whitespace-normalized: a moved or re-cased name leaks);
 - token leak rate: share of the spans' word tokens that survive as words of the output
-  (counts partial survival, e.g. a kept surname).
+  (counts partial survival, e.g. a kept surname);
+- attacker recall: share of the original's sensitive spans that a detector run on the output
+  still finds (a detected span with the same words, case-insensitive): what an adversary with
+  textsift's own detector recovers, the same metric for every mechanism.
 """
 
 from __future__ import annotations
@@ -70,4 +73,34 @@ def leak_rates(
         "leak.token_rate": sum(token_shares) / len(token_shares),
     }
     metrics.update({f"leak.rate.{label}": sum(v) / len(v) for label, v in sorted(whole.items())})
+    return metrics
+
+
+def _key(surface: str) -> tuple[str, ...]:
+    return tuple(normal_form(t.text) for t in words(surface))
+
+
+def attacker_recall(
+    originals: Sequence[str], spans: Sequence[Sequence[Span]], privatized: Sequence[str],
+    detected: Sequence[Sequence[Span]],
+) -> dict[str, float]:
+    """``attacker.recall`` (and ``.<LABEL>``): original spans the detector finds again in the output.
+
+    Args:
+        originals, spans: the original test documents and their sensitive spans (gold or detected).
+        privatized: the privatized documents, same order.
+        detected: the detector's spans on each privatized document.
+    """
+    found: dict[str, list[bool]] = defaultdict(list)
+    for text, doc_spans, out, out_spans in zip(originals, spans, privatized, detected, strict=True):
+        recovered = {_key(out[s.start:s.end]) for s in out_spans}
+        for span in doc_spans:
+            key = _key(text[span.start:span.end])
+            if key:
+                found[span.label].append(key in recovered)
+    flags = [flag for values in found.values() for flag in values]
+    if not flags:
+        return {}
+    metrics = {"attacker.recall": sum(flags) / len(flags)}
+    metrics.update({f"attacker.recall.{label}": sum(v) / len(v) for label, v in sorted(found.items())})
     return metrics
