@@ -1,0 +1,268 @@
+"""The DPER detector's train/validation/test sets, mixed from three sources (METHODS.md §4.1).
+
+Sources, each optional:
+    corpus: the corpus's own gold spans (canonical frame: ``text``, ``split``, ``spans``; ``doc_id``
+        names documents in errors). Its splits are kept: train -> train, validation -> validation,
+        test -> test, so a corpus test document is never trained on. A corpus without any span is
+        skipped (unlabelled text would teach "nothing here is personal").
+    synthetic: ``synthetic.generate`` sentences (PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID,
+        URL, nested).
+    WNUT-17: English social-media NER (``read_wnut17``). A folder keeps its own train/dev/test files.
+
+Synthetic (and single-file WNUT) examples are assigned by ``rng.stable_key(seed, STAGE, id)``
+thresholds, so an example's split depends only on the seed and its id, never on how many examples
+there are. Examples longer than ``max_chars`` are cut at sentence or word ends outside every span.
+Finally a training example whose text also occurs in validation or test, or a validation example
+whose text occurs in test, is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+from pydantic import Field, model_validator
+
+from textsift.config import SourceParams
+from textsift.corpus import SPLITS, Span, spans_to_python
+from textsift.detection.synthetic import ENTITY_TYPES, LabelledText, generate
+from textsift.errors import InputError
+from textsift.params_base import Frozen
+from textsift.readers import read_records
+from textsift.rng import stable_key
+
+STAGE = "detector_data"
+WNUT17_TYPES = ("person", "location", "corporation", "group", "product", "creative-work")
+# person/location/corporation map directly; WNUT "group" (bands, teams, organizations) is ORG;
+# products and creative works are not personal data and are dropped (their words become negatives).
+WNUT17_TO_DPER = {"person": "PERSON", "location": "LOC", "corporation": "ORG", "group": "ORG"}
+WNUT17_FILES = {"train": "wnut17train.conll", "validation": "emerging.dev.conll", "test": "emerging.test.annotated"}
+CORPUS_TO_DPER = {"CITY": "LOC", "COMPANY": "ORG", "SCHOOL": "ORG"}  # the demo corpus's labels
+_SENTENCE_END = ".!?\n"
+
+
+class DetectorDataParams(Frozen):
+    """Which sources make the DPER training data, how many synthetic sentences, and the splits."""
+
+    synthetic_docs: int = Field(20_000, ge=0, le=5_000_000, description="synthetic sentences (0: none)")
+    corpus_spans: bool = Field(True, description="use the corpus's gold spans, keeping its splits")
+    corpus_labels: dict[str, str] = Field(
+        default_factory=lambda: dict(CORPUS_TO_DPER),
+        description="corpus span label -> detector label; labels not listed are kept as they are")
+    wnut17_path: str | None = Field(
+        None, description="WNUT-17 folder (train/dev/test files kept as splits) or one CoNLL file; None: unused")
+    wnut17_labels: Literal["dper", "own"] | dict[str, str] = Field(
+        "dper", description="'dper': person/location -> PERSON/LOC, corporation/group -> ORG, others dropped; "
+        "'own': WNUT's six types as they are; or a mapping (types not listed are dropped)")
+    validation: float = Field(
+        0.1, ge=0, lt=1, description="share of synthetic (single-file WNUT) examples to validate on")
+    test: float = Field(0.1, gt=0, lt=1, description="share of synthetic (single-file WNUT) examples held out for test")
+    max_chars: int = Field(512, ge=32, le=100_000, description="longer examples are cut (never inside a span)")
+
+    @model_validator(mode="after")
+    def _leaves_train(self) -> DetectorDataParams:
+        if self.validation + self.test >= 1:
+            raise ValueError("validation + test must be < 1 (train gets the rest)")
+        return self
+
+
+@dataclass(frozen=True)
+class DetectorData:
+    """Examples per split, the source of each (same order), and the detector's label set.
+
+    ``annotated`` names, per source, the labels that source annotates: WNUT-17 never marks dates,
+    e-mails or IDs, the demo corpus never marks EDU, so a trainer may mask those labels' loss on
+    that source's examples rather than learn them as negatives.
+    """
+
+    train: tuple[LabelledText, ...]
+    validation: tuple[LabelledText, ...]
+    test: tuple[LabelledText, ...]
+    sources: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    label_set: tuple[str, ...] = ()
+    annotated: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    dropped_duplicates: int = 0
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Examples per split and source, e.g. ``{"train": {"synthetic": 16000, "corpus": 84}}``."""
+        out: dict[str, dict[str, int]] = {}
+        for split, names in self.sources.items():
+            out[split] = {name: names.count(name) for name in dict.fromkeys(names)}
+        return out
+
+
+def hashed_split(example_id: str, seed: int, validation: float, test: float) -> str:
+    """``test``, ``validation`` or ``train`` from a keyed hash of (seed, id): no dependence on set size."""
+    u = stable_key(seed, STAGE, example_id) / 2.0**64
+    return "test" if u < test else "validation" if u < test + validation else "train"
+
+
+def relabel(example: LabelledText, mapping: Mapping[str, str], keep_unmapped: bool) -> LabelledText:
+    """Spans renamed by ``mapping``; a label not in it is kept (``keep_unmapped``) or dropped."""
+    spans = [Span(s.start, s.end, mapping.get(s.label, s.label)) for s in example.spans
+             if keep_unmapped or s.label in mapping]
+    return LabelledText(example.text, tuple(sorted(set(spans), key=lambda s: (s.start, -s.end, s.label))))
+
+
+def _cut_at(text: str, blocked: set[int], start: int, max_chars: int) -> int:
+    """The end of the piece from ``start``: a sentence end, else a word end, else any position
+    outside every span within ``max_chars``; past it only when a span straddles the whole window."""
+    limit = min(len(text), start + max_chars)
+    allowed = [c for c in range(limit, start, -1) if c not in blocked]
+    for good in (lambda c: text[c - 1] in _SENTENCE_END and (c == len(text) or text[c].isspace()),
+                 lambda c: c == len(text) or text[c].isspace()):
+        found = next((c for c in allowed if good(c)), None)
+        if found is not None:
+            return found
+    if allowed:
+        return allowed[0]
+    return next(c for c in range(limit + 1, len(text) + 1) if c not in blocked)
+
+
+def split_long(example: LabelledText, max_chars: int) -> list[LabelledText]:
+    """``example`` cut into pieces of at most ``max_chars`` (longer only around an over-long span).
+
+    Cuts never fall inside a span, so every span lands whole in one piece; whitespace at piece
+    edges is dropped.
+    """
+    text = example.text
+    if len(text) <= max_chars:
+        return [example]
+    blocked = {c for s in example.spans for c in range(s.start + 1, s.end)}
+    pieces: list[LabelledText] = []
+    start = 0
+    while start < len(text):
+        while start < len(text) and text[start].isspace():
+            start += 1
+        if start == len(text):
+            break
+        end = len(text) if len(text) - start <= max_chars else _cut_at(text, blocked, start, max_chars)
+        piece = text[start:end].rstrip()
+        spans = tuple(Span(s.start - start, s.end - start, s.label) for s in example.spans
+                      if start <= s.start and s.end <= start + len(piece))
+        pieces.append(LabelledText(piece, spans))
+        start = end
+    return pieces
+
+
+def corpus_examples(frame: pd.DataFrame, mapping: Mapping[str, str]) -> list[tuple[str, LabelledText]]:
+    """(split, example) for every corpus document, labels renamed; [] when no document has spans.
+
+    Raises:
+        InputError: a split that is not train/validation/test, or a span outside its text
+            (the message names document ids, never text).
+    """
+    ids = frame["doc_id"].astype(str).tolist() if "doc_id" in frame else [f"row-{k}" for k in range(len(frame))]
+    bad = [doc_id for doc_id, split in zip(ids, frame["split"], strict=True) if split not in SPLITS]
+    if bad:
+        raise InputError(f"{len(bad)} corpus documents have a split other than {SPLITS}, e.g. {bad[:5]}")
+    spans = [spans_to_python(cell) for cell in frame["spans"]]
+    if not any(spans):
+        return []
+    out = []
+    for doc_id, text, split, doc_spans in zip(ids, frame["text"], frame["split"], spans, strict=True):
+        try:
+            example = LabelledText(str(text), tuple(doc_spans))
+        except ValueError as err:
+            raise InputError(f"corpus document {doc_id}: {err}") from None
+        out.append((str(split), relabel(example, mapping, keep_unmapped=True)))
+    return out
+
+
+def read_wnut17(path: str | Path) -> dict[str, tuple[LabelledText, ...]]:
+    """WNUT-17 examples with WNUT's own labels (``person``, ``location``, ...), read by ``readers``.
+
+    Args:
+        path: The WNUT-17 folder (``WNUT17_FILES`` become train/validation/test) or one CoNLL file
+            (returned under ``"all"``, to be split by hash).
+
+    Returns:
+        Split (or ``"all"``) -> examples in file order. A tag naming several types
+        (``B-creative-work,B-person``) keeps the first; records the reader flags are skipped.
+
+    Raises:
+        InputError: a file is missing or unreadable.
+    """
+    path = Path(path)
+    files = {split: path / name for split, name in WNUT17_FILES.items()} if path.is_dir() else {"all": path}
+    out: dict[str, tuple[LabelledText, ...]] = {}
+    for split, file in files.items():
+        records = read_records(file, SourceParams(kind="file", path=str(file), format="conll", label_field=None))
+        out[split] = tuple(
+            LabelledText(rec.text, tuple(Span(s.start, s.end, s.label.split(",")[0]) for s in rec.spans))
+            for rec in records if rec.problem is None and rec.text)
+    return out
+
+
+def _wnut_mapping(choice: Literal["dper", "own"] | dict[str, str]) -> dict[str, str]:
+    if choice == "dper":
+        return dict(WNUT17_TO_DPER)
+    return {t: t for t in WNUT17_TYPES} if choice == "own" else dict(choice)
+
+
+def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFrame | None = None,
+                        wnut17: Mapping[str, Sequence[LabelledText]] | None = None) -> DetectorData:
+    """Mix the sources into train/validation/test (pure: the caller reads the files).
+
+    Args:
+        params: Sources, synthetic size, split shares, ``max_chars``.
+        seed: Root seed (synthetic sentences and hashed splits derive from it).
+        corpus: The canonical corpus frame, used when ``params.corpus_spans``.
+        wnut17: ``read_wnut17(params.wnut17_path)``; ignored when ``params.wnut17_path`` is None.
+
+    Returns:
+        The three splits (corpus, then synthetic, then WNUT-17 examples), sources and label set.
+    """
+    rows: list[tuple[str, str, LabelledText]] = []  # (split, source, example)
+    annotated: dict[str, tuple[str, ...]] = {}
+    if params.corpus_spans and corpus is not None:
+        rows += [(split, "corpus", ex) for split, ex in corpus_examples(corpus, params.corpus_labels)]
+        if rows:
+            annotated["corpus"] = tuple(sorted({s.label for _, _, ex in rows for s in ex.spans}))
+    if params.synthetic_docs:
+        annotated["synthetic"] = ENTITY_TYPES
+    for i, ex in enumerate(generate(params.synthetic_docs, seed)):
+        rows.append((hashed_split(f"synthetic/{i}", seed, params.validation, params.test), "synthetic", ex))
+    if params.wnut17_path is not None and wnut17 is not None:
+        mapping = _wnut_mapping(params.wnut17_labels)
+        annotated["wnut17"] = tuple(sorted(set(mapping.values())))
+        for part, examples in wnut17.items():
+            for k, ex in enumerate(examples):
+                split = part if part in SPLITS else hashed_split(f"wnut17/{part}/{k}", seed, params.validation,
+                                                                 params.test)
+                rows.append((split, "wnut17", relabel(ex, mapping, keep_unmapped=False)))
+    return _assemble(rows, params.max_chars, annotated)
+
+
+def _assemble(rows: list[tuple[str, str, LabelledText]], max_chars: int,
+              annotated: dict[str, tuple[str, ...]]) -> DetectorData:
+    """Cut long examples, drop train/validation texts that recur in a later split, collect labels."""
+    by_split: dict[str, list[tuple[str, LabelledText]]] = {split: [] for split in SPLITS}
+    for split, source, example in rows:
+        by_split[split] += [(source, piece) for piece in split_long(example, max_chars)]
+    dropped = 0
+    seen: set[str] = set()
+    for split in ("test", "validation", "train"):
+        kept = [(s, ex) for s, ex in by_split[split] if ex.text not in seen]
+        dropped += len(by_split[split]) - len(kept)
+        seen |= {ex.text for _, ex in by_split[split]}
+        by_split[split] = kept
+    found = {s.label for pairs in by_split.values() for _, ex in pairs for s in ex.spans}
+    found |= {label for labels in annotated.values() for label in labels}
+    base = [t for t in ENTITY_TYPES if t in found]
+    return DetectorData(
+        *(tuple(ex for _, ex in by_split[split]) for split in SPLITS),
+        sources={split: tuple(s for s, _ in by_split[split]) for split in SPLITS},
+        label_set=(*base, *sorted(found - set(base))),
+        annotated=annotated,
+        dropped_duplicates=dropped,
+    )
+
+
+def load_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFrame | None = None) -> DetectorData:
+    """``build_detector_data`` with WNUT-17 read from ``params.wnut17_path`` (for the stage)."""
+    wnut = read_wnut17(params.wnut17_path) if params.wnut17_path else None
+    return build_detector_data(params, seed, corpus, wnut)
