@@ -129,3 +129,26 @@ def test_word_lists() -> None:
     assert parse_word_list("# comment\n alice \n\nbob\n") == ["alice", "bob"]
     assert {"the", "and", "don't"} <= stop_words() and len(stop_words()) == 179
     assert {"x", "b"} <= default_blacklist()
+
+
+def test_forced_tokens_are_masked_even_blacklisted_and_count_toward_the_target() -> None:
+    from textsift.mechanisms.datasifter.masking import BLACK, NORMAL, MaskingRule, mask_document
+
+    rule = MaskingRule(pw=1.0, pn=1.0, target_fraction=0.5, coef_start=1.0, coef_step=0.0, coef_floor=0.0,
+                       max_sweeps=5, whitelist=frozenset(), blacklist=frozenset())  # pn = 1: nothing masks by chance
+    classes = np.array([BLACK, NORMAL, NORMAL, NORMAL], dtype=np.int8)
+    forced = np.array([True, False, True, False])
+    result = mask_document(classes, rule, np.random.default_rng(0), forced)
+    assert result.masked.tolist() == [True, False, True, False] and not result.reached_target
+    assert not mask_document(classes, rule, np.random.default_rng(0)).masked.any()
+
+
+def test_sift_masks_every_occurrence_of_a_protected_span(tmp_path) -> None:
+    from textsift.corpus import Span
+    from textsift.mechanisms.datasifter.sifter import covered_tokens
+    from textsift.mechanisms.protected_spans import consistent_spans
+    from textsift.tokenize import words
+
+    text = "Ann Lee called. Lee said hi to lee."
+    regions = consistent_spans(text, [Span(0, 7, "PERSON")])
+    assert covered_tokens(words(text), regions).tolist() == [True, True, False, True, False, False, False, True]

@@ -4,6 +4,7 @@ independence, OOV policies, casing and readable output (METHODS.md §2)."""
 from __future__ import annotations
 
 import multiprocessing
+import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -118,3 +119,15 @@ def test_invalid_settings_are_config_errors(vectors, annoy_path, kwargs: dict, m
     base = {"epsilon": 1.0, "beta": 0.7}
     with pytest.raises(ConfigError, match=match):
         MetricDPPrivatizer(StaticEmbedder(WORDS, vectors, True), ExactSearcher(vectors), WORDS, **{**base, **kwargs})
+
+
+def test_protected_words_are_never_emitted_unchanged(vectors, annoy_path, docs) -> None:
+    texts, ids = docs
+    guarded = [frozenset({"word3", SECRET.casefold()})] * len(texts)
+    p = make(vectors, annoy_path, 1e7, oov_policy="keep")  # at this ε every known word maps to itself
+    plain = privatize_shard(p, texts, ids, seed=1)
+    out = privatize_shard(p, texts, ids, seed=1, protected=guarded)
+    kept = re.compile(rf"\b(word3|{SECRET})\b", re.IGNORECASE)
+    assert all(kept.search(t) for t in plain.texts)  # the identity, and the secret kept as OOV
+    assert not any(kept.search(t) for t in out.texts)
+    assert out.changed > plain.changed and out.tokens == plain.tokens

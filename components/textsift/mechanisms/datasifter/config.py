@@ -22,6 +22,9 @@ class DataSifterSetting(Frozen):
     whitelist: list[str] = Field(default_factory=list, description="sensitive words, masked more often")
     whitelist_file: str | None = Field(None, description="file with one sensitive word per line")
     whitelist_spans: bool = Field(False, description="add the corpus's privacy spans' words to the whitelist")
+    mask_detected: bool = Field(
+        False, description="the detector's spans (train_detectors), at every occurrence in a document, are always "
+                           "masked and join its whitelist")
     blacklist: list[str] | None = Field(None, description="protected words; null = shipped stop words + letters")
     blacklist_file: str | None = None
     case_sensitive: bool = False

@@ -94,22 +94,25 @@ def _sweep(open_idx: np.ndarray, keep: np.ndarray, black: np.ndarray, draws: np.
     return added, coef
 
 
-def mask_document(classes: np.ndarray, rule: MaskingRule, rng: UniformSource) -> MaskResult:
+def mask_document(classes: np.ndarray, rule: MaskingRule, rng: UniformSource,
+                  forced: np.ndarray | None = None) -> MaskResult:
     """Algorithm 1's masking loop for one document.
 
     Args:
         classes: ``WHITE``/``BLACK``/``NORMAL`` per word token (``MaskingRule.classes``).
         rule: probabilities, schedule of ``coef`` and target.
         rng: the document's own generator; one uniform per unmasked token and sweep.
+        forced: tokens masked before the loop starts, whatever their class (detected sensitive
+            spans, ``mask_detected``); they count toward the target.
 
     Returns:
         The mask; ``reached_target`` is False when the loop ended by the termination rule.
     """
     n = len(classes)
-    masked = np.zeros(n, dtype=bool)
+    masked = np.zeros(n, dtype=bool) if forced is None else forced.astype(bool).copy()
     black = classes == BLACK
     keep = np.where(classes == WHITE, rule.pw, rule.pn)
-    nmask, coef = 0, rule.coef_start
+    nmask, coef = int(masked.sum()), rule.coef_start
     for _ in range(rule.max_sweeps):
         if nmask > rule.target_fraction * n:
             return MaskResult(masked, True)

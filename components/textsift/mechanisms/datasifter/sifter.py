@@ -16,12 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from textsift.corpus import Span
 from textsift.mechanisms.datasifter.config import DataSifterSetting
 from textsift.mechanisms.datasifter.fill import FillOptions, fill_documents
 from textsift.mechanisms.datasifter.masking import MaskingRule, MaskResult, mask_document
 from textsift.mechanisms.datasifter.obfuscation import obfuscate
 from textsift.mechanisms.datasifter.partners import NO_PARTNER
 from textsift.mechanisms.datasifter.wordlists import stop_words
+from textsift.mechanisms.protected_spans import consistent_spans
 from textsift.models.fill_in import FillInModel
 from textsift.rng import generator, torch_seed
 from textsift.tokenize import Token, normal_form, replace_tokens, words
@@ -37,16 +39,22 @@ class SiftResult:
     metrics: dict[str, float]
 
 
+def covered_tokens(tokens: Sequence[Token], spans: Sequence[Span]) -> np.ndarray:
+    """Which word tokens overlap one of ``spans`` (boolean per token)."""
+    return np.array([any(t.start < s.end and s.start < t.end for s in spans) for t in tokens], dtype=bool)
+
+
 def mask_corpus(
     tokens: Sequence[Sequence[Token]], doc_ids: Sequence[str], rule: MaskingRule, seed: int,
-    sensitive_words: Sequence[Iterable[str]] | None = None,
+    sensitive_words: Sequence[Iterable[str]] | None = None, forced: Sequence[np.ndarray] | None = None,
 ) -> list[MaskResult]:
     """§1.2 for every document, each with its own generator (seed, "datasifter.mask", doc id)."""
     results = []
     for i, (doc_tokens, doc_id) in enumerate(zip(tokens, doc_ids, strict=True)):
         extra = sensitive_words[i] if sensitive_words is not None else ()
         classes = rule.classes([t.text for t in doc_tokens], extra)
-        results.append(mask_document(classes, rule, generator(seed, "datasifter.mask", doc_id)))
+        results.append(mask_document(classes, rule, generator(seed, "datasifter.mask", doc_id),
+                                     None if forced is None else forced[i]))
     return results
 
 
@@ -79,7 +87,7 @@ def apply_fills(
 def sift(
     texts: Sequence[str], doc_ids: Sequence[str], setting: DataSifterSetting, fm: FillInModel,
     whitelist: Iterable[str], blacklist: Iterable[str], seed: int,
-    sensitive_words: Sequence[Iterable[str]] | None = None,
+    sensitive_words: Sequence[Iterable[str]] | None = None, protected: Sequence[Sequence[Span]] | None = None,
 ) -> SiftResult:
     """Privatize ``texts`` with one DataSifterText setting.
 
@@ -92,11 +100,21 @@ def sift(
         blacklist: protected words (never masked).
         seed: root seed.
         sensitive_words: per document, extra whitelist words (e.g. the words of its privacy spans).
+        protected: per document, spans whose words are always masked (detected spans made
+            consistent: ``mask_detected``); their words also join the document's whitelist.
     """
     started = time.perf_counter()
     tokens = [words(t) for t in texts]
     rule = MaskingRule.from_setting(setting, whitelist, blacklist)
-    masks = mask_corpus(tokens, doc_ids, rule, seed, sensitive_words)
+    forced = None
+    if protected is not None:
+        regions = [consistent_spans(text, spans) for text, spans in zip(texts, protected, strict=True)]
+        forced = [covered_tokens(doc, spans) for doc, spans in zip(tokens, regions, strict=True)]
+        extra = [[t.text for t, hit in zip(doc, mask, strict=True) if hit] for doc, mask in zip(tokens, forced,
+                                                                                                 strict=True)]
+        sensitive_words = [[*(sensitive_words[i] if sensitive_words is not None else ()), *extra[i]]
+                           for i in range(len(texts))]
+    masks = mask_corpus(tokens, doc_ids, rule, seed, sensitive_words, forced)
     masked_at = time.perf_counter()
     seeds = [torch_seed(seed, "datasifter.fill", d) for d in doc_ids]
     fills = fill_documents(texts, tokens, [m.masked for m in masks], fm, FillOptions.from_setting(setting), seeds)
@@ -106,6 +124,8 @@ def sift(
                        setting.partner_pool_frac, seed, stop_words())
     done = time.perf_counter()
     metrics = mask_metrics(masks)
+    if forced is not None:
+        metrics["protected_tokens"] = float(sum(int(f.sum()) for f in forced))
     n = max(1, len(texts))
     metrics.update({
         "filled_changed_fraction": changed / metrics["tokens_masked"] if metrics["tokens_masked"] else 0.0,

@@ -86,18 +86,27 @@ def _batches(sizes: Sequence[int], limit: int) -> list[list[int]]:
 
 
 def _rebuild(p: MetricDPPrivatizer, text: str, tokens: list[Token], known: np.ndarray,
-             outputs: list[str]) -> tuple[str, int]:
+             outputs: list[str], protected: frozenset[str] = frozenset()) -> tuple[str, int]:
     """The document with known words replaced and OOV words handled; and its changed count.
 
-    A document whose every word was dropped becomes the placeholder: outputs are never empty.
+    A word in ``protected`` (case-folded) is never emitted unchanged: a draw that lands on the
+    word itself, or a kept OOV word, becomes the placeholder. A document whose every word was
+    dropped becomes the placeholder: outputs are never empty.
     """
     replacements: dict[int, str | None] = {}
     changed = 0
     produced = iter(outputs)
     for i, (token, is_known) in enumerate(zip(tokens, known, strict=True)):
+        guarded = token.text.casefold() in protected
         if is_known:
-            replacements[i] = new = next(produced)
+            new = next(produced)
+            if guarded and new.casefold() == token.text.casefold():
+                new = p.oov_placeholder
+            replacements[i] = new
             changed += new != lookup_key(token.text, p.embedder.lowercase)
+        elif guarded and p.oov_policy == "keep":
+            replacements[i] = p.oov_placeholder
+            changed += 1
         elif p.oov_policy != "keep":
             replacements[i] = p.oov_placeholder if p.oov_policy == "mask" else None
             changed += 1
@@ -113,21 +122,22 @@ def _noisy_queries(p: MetricDPPrivatizer, mus: list[np.ndarray], doc_ids: list[s
 
 
 def _privatize_batch(p: MetricDPPrivatizer, texts: list[str], tokens: list[list[Token]], doc_ids: list[str],
-                     seed: int) -> ShardResult:
+                     seed: int, protected: list[frozenset[str]]) -> ShardResult:
     embedded = p.embedder.embed([[t.text for t in doc] for doc in tokens])
     nearest = p.searcher.nearest(_noisy_queries(p, [mu for _, mu in embedded], doc_ids, seed))
     out, changed, oov, cursor = [], 0, 0, 0
-    for text, doc, (known, mu) in zip(texts, tokens, embedded, strict=True):
+    for text, doc, (known, mu), guarded in zip(texts, tokens, embedded, protected, strict=True):
         labels = [p.labels[j] for j in nearest[cursor:cursor + len(mu)]]
         cursor += len(mu)
-        new, doc_changed = _rebuild(p, text, doc, known, labels)
+        new, doc_changed = _rebuild(p, text, doc, known, labels, guarded)
         out.append(new)
         changed += doc_changed
         oov += int((~known).sum())
     return ShardResult(out, sum(len(doc) for doc in tokens), oov, changed)
 
 
-def privatize_shard(p: MetricDPPrivatizer, texts: Sequence[str], doc_ids: Sequence[str], seed: int) -> ShardResult:
+def privatize_shard(p: MetricDPPrivatizer, texts: Sequence[str], doc_ids: Sequence[str], seed: int,
+                    protected: Sequence[frozenset[str]] | None = None) -> ShardResult:
     """Privatize one shard of documents (a pure function: safe to fan out over workers).
 
     Args:
@@ -135,10 +145,14 @@ def privatize_shard(p: MetricDPPrivatizer, texts: Sequence[str], doc_ids: Sequen
         texts: the shard's documents.
         doc_ids: their ids (each keys its own noise generator).
         seed: root seed of the run (OS entropy in production).
+        protected: per document, case-folded words never to be emitted unchanged (the words of
+            its detected spans, ``replace_detected``).
     """
     tokens = [metric_dp_words(text) for text in texts]
+    guarded = list(protected) if protected is not None else [frozenset()] * len(texts)
     parts = [
-        _privatize_batch(p, [texts[i] for i in group], [tokens[i] for i in group], [doc_ids[i] for i in group], seed)
+        _privatize_batch(p, [texts[i] for i in group], [tokens[i] for i in group], [doc_ids[i] for i in group], seed,
+                         [guarded[i] for i in group])
         for group in _batches([len(doc) for doc in tokens], p.batch_size)
     ]
     return ShardResult.merge(parts)
