@@ -1,0 +1,158 @@
+"""Training, detecting, saving and loading tiny DPER detectors and the flat baseline (METHODS.md §4.1).
+
+The task: two-word capitalised names after "Mr" in templated sentences, among capitalised
+distractors (places, sentence starts). Names are made of random syllables from a seeded
+generator, and the held-out sentences use names never seen in training.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from textsift.corpus import Span
+from textsift.models.detector import detect
+from textsift.models.detector_eval import evaluate_detector
+from textsift.models.detector_io import load_detector, save_detector
+from textsift.models.detector_params import DetectorParams
+from textsift.models.detector_training import TrainedDetector, train_detector
+from textsift.models.detector_windows import collate, make_windows
+
+SYLLABLES = ["ka", "lo", "mi", "ren", "tor", "vin", "sa", "bel", "dru", "mont", "qui", "zel", "ash", "per", "gun"]
+TEMPLATES = [
+    "Yesterday Mr {name} visited {place} with two friends.",
+    "We wrote to Mr {name} about the delay in {place}.",
+    "The report by Mr {name} was late again.",
+    "In {place} the staff said Mr {name} had left.",
+    "Please ask Mr {name} to call the office.",
+]
+TINY = DetectorParams(encoder="roformer", encoder_layers=1, roformer_hidden=32, roformer_heads=2,
+                      roformer_intermediate=64, shape_dim=8, lstm_hidden=32, head_size=16, max_length=48, stride=16,
+                      epochs=12, batch_size=16, head_learning_rate=5e-3, inference_batch_size=8)
+
+
+@dataclass(frozen=True)
+class Example:
+    text: str
+    spans: tuple[Span, ...]
+
+
+def _word(rng: np.random.Generator) -> str:
+    return "".join(rng.choice(SYLLABLES, size=int(rng.integers(2, 4)))).capitalize()
+
+
+def examples(n: int, seed: int) -> list[Example]:
+    """Texts of one or two templated sentences, a PERSON span on each "Mr" name (not on "Mr")."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        text, spans = "", []
+        for _ in range(int(rng.integers(1, 3))):
+            name = f"{_word(rng)} {_word(rng)}"
+            sentence = str(rng.choice(TEMPLATES)).format(name=name, place=_word(rng))
+            start = len(text) + sentence.index(name)
+            spans.append(Span(start, start + len(name), "PERSON"))
+            text += sentence + " "
+        out.append(Example(text.strip(), tuple(spans)))
+    return out
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread() -> Iterator[None]:
+    """One thread: tiny models gain nothing from more, and a shared 2-core machine loses a lot."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def trained(_one_thread: None) -> TrainedDetector:
+    return train_detector(examples(160, seed=0), TINY, seed=11)
+
+
+def test_a_tiny_detector_learns_names_after_mr(trained: TrainedDetector) -> None:
+    detector, losses = trained
+    assert len(losses) == TINY.epochs and losses[-1] < 0.5 * losses[0]
+    held_out = examples(60, seed=99)
+    metrics = evaluate_detector(detector, held_out)
+    assert metrics["detector.PERSON.recall"] >= 0.9, metrics
+    assert metrics["detector.precision"] >= 0.8, metrics
+    assert {"detector.f1", "detector.accuracy", "detector.PERSON.f1"} <= set(metrics)
+
+
+def test_long_texts_are_windowed_and_spans_come_back_once_with_exact_offsets(trained: TrainedDetector) -> None:
+    detector = trained.detector
+    held_out = examples(80, seed=5)
+    text, gold, cursor = "", [], 0
+    for ex in held_out:
+        gold.extend(Span(s.start + cursor, s.end + cursor, s.label) for s in ex.spans)
+        text += ex.text + "  \n"
+        cursor = len(text)
+    assert len(text) > 5000
+    (found,) = detect(detector, [text])
+    assert all(text[s.start:s.end] == text[s.start:s.end].strip() for s in found)
+    hits = set(found) & set(gold)
+    assert len(hits) >= 0.85 * len(gold) and len(hits) >= 0.8 * len(found)
+    cut = [s for s in found for g in hits if s != g and g.start <= s.start < s.end <= g.end]
+    assert cut == []  # a span found whole is not reported again, cut at a window border
+    assert len(detector.tokenizer(text)["input_ids"]) > 5 * TINY.max_length  # many windows
+
+
+def test_predictions_do_not_depend_on_batch_size_or_input_order(trained: TrainedDetector) -> None:
+    detector = trained.detector
+    texts = [ex.text for ex in examples(20, seed=3)] + ["", "   ", "Mr Zelka Permont" * 40]
+    one = detect(detector, texts, batch_size=1)
+    assert detect(detector, texts, batch_size=7) == one
+    assert detect(detector, texts[::-1], batch_size=3) == one[::-1]
+    assert one[-3] == [] and one[-2] == []
+
+
+def test_same_seed_same_weights_and_predictions() -> None:
+    params = TINY.model_copy(update={"epochs": 2})
+    data = examples(32, seed=1)
+    a, b = train_detector(data, params, seed=5), train_detector(data, params, seed=5)
+    c = train_detector(data, params, seed=6)
+    state_a, state_b = a.detector.net.state_dict(), b.detector.net.state_dict()
+    assert all(torch.equal(state_a[k], state_b[k]) for k in state_a)
+    assert a.epoch_losses == b.epoch_losses
+    assert not all(torch.equal(state_a[k], c.detector.net.state_dict()[k]) for k in state_a)
+    texts = [ex.text for ex in examples(10, seed=2)]
+    assert detect(a.detector, texts) == detect(b.detector, texts)
+
+
+def test_save_and_load_round_trip(trained: TrainedDetector, tmp_path: Path) -> None:
+    save_detector(trained.detector, tmp_path / "detector")
+    loaded = load_detector(tmp_path / "detector", "cpu")
+    assert loaded.labels == trained.detector.labels and loaded.params == trained.detector.params
+    texts = [ex.text for ex in examples(15, seed=4)]
+    assert detect(loaded, texts) == detect(trained.detector, texts)
+    with pytest.raises(Exception, match="not a saved detector"):
+        load_detector(tmp_path, "cpu")
+
+
+def test_flat_baseline_trains_and_detects() -> None:
+    params = TINY.model_copy(update={"model": "flat"})
+    flat, losses = train_detector(examples(160, seed=0), params, seed=11)
+    metrics = evaluate_detector(flat, examples(40, seed=99), prefix="flat")
+    assert losses[-1] < losses[0]
+    assert metrics["flat.PERSON.recall"] >= 0.8, metrics
+
+
+def test_minilm_cut_to_one_layer_trains_saves_and_loads(tmp_path: Path) -> None:
+    params = DetectorParams(encoder_layers=1, shape_dim=8, lstm_hidden=16, head_size=8, max_length=32, stride=4,
+                            epochs=1, batch_size=8)
+    detector, losses = train_detector(examples(16, seed=0), params, seed=3)
+    assert len(detector.net.encoder.encoder.layer) == 1 and np.isfinite(losses).all()
+    save_detector(detector, tmp_path / "m")
+    loaded = load_detector(tmp_path / "m")
+    assert len(loaded.net.encoder.encoder.layer) == 1
+    windows = make_windows(detector.tokenizer, ["Mr Kelvin Marlow wrote from Oslo."], 32, 4)
+    with torch.inference_mode():
+        out = [d.net(**collate(windows, "cpu", d.tokenizer.pad_token_id)) for d in (loaded, detector)]
+    assert torch.equal(*out)
