@@ -41,6 +41,11 @@ def tiny_params(**overrides: object) -> dict:
         "ingest": {"demo": {"n_docs": 120}},
         "fill_in": {"vocab_size": 300, "hidden_size": 32, "num_layers": 1, "num_heads": 2, "intermediate_size": 64,
                     "max_length": 64, "epochs": 1, "batch_size": 16},
+        "detectors": {"data": {"synthetic_docs": 200},
+                      "model": {"encoder": "roformer", "encoder_layers": 1, "roformer_hidden": 32, "roformer_heads": 2,
+                                "roformer_intermediate": 64, "lstm_hidden": 16, "head_size": 16, "shape_dim": 8,
+                                "max_length": 64, "stride": 16, "epochs": 1, "batch_size": 16},
+                      "compare_flat": False},
         "evaluate": {"tfidf_logreg": {"n_features_log2": 12, "max_iter": 200},
                      "transformer": {"epochs": 1, "batch_size": 16, "max_length": 64}},
     }

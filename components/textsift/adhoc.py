@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from textsift.artifacts import FILL_IN_POINTER
-from textsift.config import Params, SourceParams, load_params
+from textsift.artifacts import DETECTOR_POINTER, FILL_IN_POINTER
+from textsift.config import Params, Setting, SourceParams, load_params
 from textsift.corpus import atomic_path, spans_to_python, write_table
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
@@ -106,13 +106,21 @@ def read_file_corpus(path: Path, source: SourceParams, params: Params) -> pd.Dat
     return load_file(path, source, params)[0]
 
 
+def uses_detector(setting: Setting) -> bool:
+    """Whether a setting protects the detector's spans (so needs train_detectors)."""
+    return bool(getattr(setting, "mask_detected", False) or getattr(setting, "replace_detected", False)
+                or getattr(setting, "spans", "gold") != "gold")
+
+
 def ensure_resources(root: Path, params: Params, setting_name: str, params_path: Path) -> None:
     """Run the stages whose outputs the setting needs and that are missing, with ``params_path``."""
     setting = params.privatize.settings[setting_name]
     needed: list[tuple[str, str | None, Path]] = [("ingest", None, root / "data/ingest/corpus.parquet")]
+    if uses_detector(setting):
+        needed.append(("train_detectors", None, root / DETECTOR_POINTER))
     if setting.kind == "datasifter":
         needed.append(("train_fill_in", None, root / FILL_IN_POINTER))
-    else:
+    elif setting.kind == "metric_dp":
         source = params.indexes.sources[setting.index]
         if source.model_path == "fill_in":
             needed.append(("train_fill_in", None, root / FILL_IN_POINTER))

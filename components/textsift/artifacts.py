@@ -22,6 +22,7 @@ from textsift.locks import STATE_DIR, exclusive
 
 SHA_TAG = "textsift.model_sha256"
 FILL_IN_POINTER = "models/fill_in.json"  # the DVC output of train_fill_in
+DETECTOR_POINTER = "models/detector.json"  # the DVC output of train_detectors
 MODEL_CACHE = f"{STATE_DIR}/cache/models"  # models fetched from MLflow, one folder per digest
 
 
@@ -89,3 +90,8 @@ def materialize(pointer: dict, source: ArtifactSource, cache_root: str | Path) -
 def fill_in_folder(root: Path, source: ArtifactSource) -> Path:
     """The project's fill-in model (``FILL_IN_POINTER``), fetched into ``MODEL_CACHE`` once."""
     return materialize(read_pointer(root / FILL_IN_POINTER), source, root / MODEL_CACHE)
+
+
+def detector_folder(root: Path, source: ArtifactSource) -> Path:
+    """The project's privacy-entity detector (``DETECTOR_POINTER``), fetched into ``MODEL_CACHE`` once."""
+    return materialize(read_pointer(root / DETECTOR_POINTER), source, root / MODEL_CACHE)

@@ -13,14 +13,17 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, Field, StringConstraints, ValidationError, model_validator
 
+from textsift.detection.data_params import DetectorDataParams
 from textsift.errors import ConfigError
 from textsift.mechanisms.datasifter.config import DataSifterSetting
 from textsift.mechanisms.metric_dp.config import MetricDPSetting
+from textsift.mechanisms.redact.config import RedactSetting
+from textsift.models.detector_params import DetectorParams
 from textsift.params_base import Frozen
 
 Probability = float  # documented alias; range is enforced with Field(ge=0, le=1)
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
-Setting = Annotated[DataSifterSetting | MetricDPSetting, Field(discriminator="kind")]
+Setting = Annotated[DataSifterSetting | MetricDPSetting | RedactSetting, Field(discriminator="kind")]
 
 
 class DemoCorpusParams(Frozen):
@@ -210,6 +213,15 @@ class PrivatizeParams(Frozen):
     )
 
 
+class DetectorsParams(Frozen):
+    """The DPER privacy-entity detector of stage train_detectors (METHODS.md §4.1): data and model."""
+
+    data: DetectorDataParams = DetectorDataParams()
+    model: DetectorParams = DetectorParams()
+    compare_flat: bool = Field(
+        True, description="also train the flat BIO tagger on the same encoder and data (the paper's nested vs flat)")
+
+
 class QualityParams(Frozen):
     """Tolerances of the Great Expectations suites."""
 
@@ -230,6 +242,7 @@ class Params(Frozen):
     tracking: TrackingParams = TrackingParams()
     ingest: IngestParams = IngestParams()
     fill_in: FillInParams = FillInParams()
+    detectors: DetectorsParams = DetectorsParams()
     indexes: IndexesParams = IndexesParams()
     privatize: PrivatizeParams = PrivatizeParams()
     evaluate: EvaluateParams = EvaluateParams()

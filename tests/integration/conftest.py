@@ -21,7 +21,8 @@ def make_project(root: Path, **overrides: object) -> Path:
     return root
 
 
-# The whole product on the tiny corpus: a tiny word2vec index and one setting per mechanism, plus a
+# The whole product on the tiny corpus: a tiny detector and word2vec index, one setting per mechanism
+# (detector-driven protection on), plus a
 # second DataSifterText setting: two tasks fetching the fill-in model into a cold cache at once is how
 # the first `make run` on a fresh clone failed.
 FULL_PIPELINE = {
@@ -29,8 +30,9 @@ FULL_PIPELINE = {
     "indexes__geometry": {"epsilons": [5, 500], "k_list": [1, 5], "draws": 20, "vocab_sample": 20},
     "privatize__settings": {
         "ds": {"kind": "datasifter", "fill_order": "parallel", "replacement": "rake_keyphrase", "k_clusters": 3},
-        "ds2": {"kind": "datasifter", "pw": 0.3, "replacement": "none"},
-        "mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 20},
+        "ds2": {"kind": "datasifter", "pw": 0.3, "replacement": "none", "mask_detected": True},
+        "mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 20, "replace_detected": True},
+        "red": {"kind": "redact", "spans": "both"},
     },
     "report__show_examples": True,
 }

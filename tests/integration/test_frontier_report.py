@@ -16,8 +16,8 @@ pytestmark = pytest.mark.integration
 
 def test_frontier_table_has_every_setting_with_flags(flow_run: dict) -> None:
     table = pd.read_csv(flow_run["root"] / "reports/evaluate/frontier.csv")
-    assert set(table["setting"]) == {"original", "ds", "ds2", "mdp"}
-    assert set(table["mechanism"]) == {"none", "datasifter", "metric_dp"}
+    assert set(table["setting"]) == {"original", "ds", "ds2", "mdp", "red"}
+    assert set(table["mechanism"]) == {"none", "datasifter", "metric_dp", "redact"}
     assert table["pareto"].any()
     assert table["leak_rate"].between(0, 1).all()
     original = table.set_index("setting").loc["original"]
@@ -32,15 +32,18 @@ def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
     client = MlflowClient(result["tracking_uri"])
     runs = client.search_runs([result["experiment_id"]], "tags.`textsift.stage` = 'frontier'")
     by_setting = {r.data.tags["textsift.setting"]: r for r in runs}
-    assert set(by_setting) == {"original", "ds", "ds2", "mdp"}
+    assert set(by_setting) == {"original", "ds", "ds2", "mdp", "red"}
     shared = {"frontier.utility", "frontier.utility_drop", "frontier.leak_rate", "frontier.pareto",
-              "privacy.token_change_fraction", "utility.tfidf_logreg.original.accuracy"}
+              "privacy.token_change_fraction", "utility.tfidf_logreg.original.accuracy", "privacy.attacker.recall"}
     for run in runs:
         assert shared <= set(run.data.metrics), run.data.tags["textsift.setting"]
-    for key in ("ds", "ds2", "mdp"):
+    for key in ("ds", "ds2", "mdp", "red"):
         assert "privacy.leak.rate" in by_setting[key].data.metrics
         assert "utility.transformer.privatized.accuracy" in by_setting[key].data.metrics
     assert by_setting["mdp"].data.params["setting.epsilon"] == "20.0"
+    assert by_setting["red"].data.tags["textsift.mechanism"] == "redact"
+    assert by_setting["red"].data.metrics["privacy.leak.rate"] <= 0.02  # gold + detected spans, every occurrence
+    assert by_setting["red"].data.metrics["redact.docs_redacted_fraction"] > 0.5  # most demo documents hold data
     assert 0 <= by_setting["mdp"].data.metrics["metric_dp.deniability.N_w.mean"] <= 1
     assert by_setting["mdp"].data.metrics["metric_dp.deniability.S_w.mean"] >= 1
     assert "datasifter.masked_fraction_mean" in by_setting["ds"].data.metrics
@@ -55,7 +58,7 @@ def test_report_shows_no_original_text(flow_run: dict) -> None:
     html = (root / "reports/evaluate/report.html").read_text(encoding="utf-8")
     assert "Privacy-utility frontier" in html and "data:image/png;base64," in html
     corpus = read_corpus(root / "data/ingest/corpus.parquet")
-    privatized = {key: read_corpus(root / f"data/privatized/{key}.parquet") for key in ("ds", "ds2", "mdp")}
+    privatized = {key: read_corpus(root / f"data/privatized/{key}.parquet") for key in ("ds", "ds2", "mdp", "red")}
     assert "Privatized examples" in html  # show_examples is on in this run
     assert [text for text in corpus["text"] if htmllib.escape(text) in html] == []
     shown = [htmllib.escape(t) for frame in privatized.values()

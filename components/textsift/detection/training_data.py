@@ -24,13 +24,12 @@ from pathlib import Path
 from typing import Literal
 
 import pandas as pd
-from pydantic import Field, model_validator
 
 from textsift.config import SourceParams
 from textsift.corpus import SPLITS, Span, spans_to_python
+from textsift.detection.data_params import DetectorDataParams
 from textsift.detection.synthetic import ENTITY_TYPES, LabelledText, generate
 from textsift.errors import InputError
-from textsift.params_base import Frozen
 from textsift.readers import read_records
 from textsift.rng import stable_key
 
@@ -40,33 +39,7 @@ WNUT17_TYPES = ("person", "location", "corporation", "group", "product", "creati
 # products and creative works are not personal data and are dropped (their words become negatives).
 WNUT17_TO_DPER = {"person": "PERSON", "location": "LOC", "corporation": "ORG", "group": "ORG"}
 WNUT17_FILES = {"train": "wnut17train.conll", "validation": "emerging.dev.conll", "test": "emerging.test.annotated"}
-CORPUS_TO_DPER = {"CITY": "LOC", "COMPANY": "ORG", "SCHOOL": "ORG"}  # the demo corpus's labels
 _SENTENCE_END = ".!?\n"
-
-
-class DetectorDataParams(Frozen):
-    """Which sources make the DPER training data, how many synthetic sentences, and the splits."""
-
-    synthetic_docs: int = Field(20_000, ge=0, le=5_000_000, description="synthetic sentences (0: none)")
-    corpus_spans: bool = Field(True, description="use the corpus's gold spans, keeping its splits")
-    corpus_labels: dict[str, str] = Field(
-        default_factory=lambda: dict(CORPUS_TO_DPER),
-        description="corpus span label -> detector label; labels not listed are kept as they are")
-    wnut17_path: str | None = Field(
-        None, description="WNUT-17 folder (train/dev/test files kept as splits) or one CoNLL file; None: unused")
-    wnut17_labels: Literal["dper", "own"] | dict[str, str] = Field(
-        "dper", description="'dper': person/location -> PERSON/LOC, corporation/group -> ORG, others dropped; "
-        "'own': WNUT's six types as they are; or a mapping (types not listed are dropped)")
-    validation: float = Field(
-        0.1, ge=0, lt=1, description="share of synthetic (single-file WNUT) examples to validate on")
-    test: float = Field(0.1, gt=0, lt=1, description="share of synthetic (single-file WNUT) examples held out for test")
-    max_chars: int = Field(512, ge=32, le=100_000, description="longer examples are cut (never inside a span)")
-
-    @model_validator(mode="after")
-    def _leaves_train(self) -> DetectorDataParams:
-        if self.validation + self.test >= 1:
-            raise ValueError("validation + test must be < 1 (train gets the rest)")
-        return self
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ def frontier_rows(
     utility: pd.DataFrame, privacy: Mapping[str, Mapping[str, float]], mechanisms: Mapping[str, str],
     utility_key: str,
 ) -> pd.DataFrame:
-    """One row per setting: ``setting, mechanism, utility, leak_rate, leak_source, token_change``.
+    """One row per setting: ``setting, mechanism, utility, leak_rate, leak_source, token_change, attacker_recall``.
 
     Args:
         utility: rows ``setting, classifier, test_on, <metric>...`` (the evaluate table).
@@ -47,7 +47,7 @@ def frontier_rows(
             "setting": setting, "mechanism": mechanisms.get(setting, "none"),
             "utility": float(match[metric].iloc[0]) if len(match) else float("nan"),
             "leak_rate": leak, "leak_source": "gold spans" if has_spans else "unchanged-token share",
-            "token_change": change,
+            "token_change": change, "attacker_recall": float(metrics.get("privacy.attacker.recall", float("nan"))),
         })
     return pd.DataFrame(out)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,10 @@ from textsift.registry import StageInstance, get_stage
 from textsift.tracking import Tracker
 
 log = logging.getLogger("textsift")
+# transformers resolves its names lazily and not thread-safely: two stage tasks importing it at
+# once (train_detectors beside train_fill_in on the thread runner) failed with "cannot import
+# name 'AutoModel'". Stage modules import what they use at module level, under this lock.
+_IMPORT_LOCK = threading.Lock()
 
 
 @dataclass
@@ -85,7 +90,8 @@ def run_stage(
     root = Path(root).resolve()
     params = load_params(params_path or root / "params.yaml")
     instance = StageInstance(get_stage(name), key)
-    module = importlib.import_module(f"textsift.stages.{instance.stage.name}")
+    with _IMPORT_LOCK:
+        module = importlib.import_module(f"textsift.stages.{instance.stage.name}")
     tracker = Tracker(params.tracking, root)
     if parent_run_id is None:  # a top-level start (dvc repro, the CLI): end what a killed run left RUNNING
         tracker.end_orphaned_runs()

@@ -27,15 +27,18 @@ from typing import Any
 import pandas as pd
 
 from textsift import quality
-from textsift.artifacts import fill_in_folder
+from textsift.artifacts import detector_folder, fill_in_folder
 from textsift.config import flatten
-from textsift.corpus import atomic_path, read_corpus, write_json
+from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_json
 from textsift.device import resolve_device
 from textsift.evaluation.frontier import frontier_rows, frontier_table, recommend
 from textsift.evaluation.plots import frontier_png
+from textsift.evaluation.privacy import attacker_recall
 from textsift.evaluation.report import render_report
 from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
 from textsift.evaluation.utility import UTILITY_METRICS, score, score_probabilities, train_tfidf_logreg
+from textsift.models.detector import detect
+from textsift.models.detector_io import load_detector
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
@@ -114,6 +117,9 @@ def run(ctx: StageContext) -> None:
         utility.to_csv(tmp, index=False, float_format="%.6f")
     ctx.tracker.log_artifact(ctx.run_id, ctx.path(TABLE), "evaluate")
     privacy = _privacy_metrics(ctx)
+    for key, attack in attacker_metrics(ctx, corpus).items():
+        privacy.setdefault(key, {}).update(attack)
+        ctx.log_metrics({f"{key}.{name}": value for name, value in attack.items()})
     frontier = write_frontier(ctx, utility, privacy)
     log_setting_runs(ctx, frontier, utility, privacy)
     log.info("evaluate: %d settings; original %s accuracy %.3f", len(ctx.params.privatize.settings),
@@ -132,6 +138,19 @@ def with_drops(utility: pd.DataFrame) -> pd.DataFrame:
 def _privacy_metrics(ctx: StageContext) -> dict[str, dict[str, float]]:
     return {key: json.loads(ctx.path(PRIVACY.format(key=key)).read_text(encoding="utf-8"))
             for key in ctx.params.privatize.settings}
+
+
+def attacker_metrics(ctx: StageContext, corpus: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """``privacy.attacker.recall[.<LABEL>]`` per corpus: the gold test spans the detector finds again (§5)."""
+    detector = load_detector(detector_folder(ctx.root, ctx.tracker), resolve_device(ctx.params.device))
+    test = _split(corpus, "test")
+    originals, spans = test["text"].tolist(), [spans_to_python(s) for s in test["spans"]]
+    outputs = {"original": originals}
+    for key in sorted(ctx.params.privatize.settings):
+        outputs[key] = _split(read_corpus(ctx.path(PRIVATIZED.format(key=key))), "test")["text"].tolist()
+    return {key: {f"privacy.{name}": value
+                  for name, value in attacker_recall(originals, spans, texts, detect(detector, texts)).items()}
+            for key, texts in outputs.items()}
 
 
 def _examples(ctx: StageContext) -> dict[str, list[str]]:

@@ -20,6 +20,7 @@ from textsift.mechanisms.datasifter.sifter import sift
 from textsift.mechanisms.datasifter.wordlists import default_blacklist, parse_word_list
 from textsift.models.fill_in import load_fill_in
 from textsift.stages import StageContext
+from textsift.stages.detected_spans import detected_spans
 from textsift.tokenize import words
 
 
@@ -59,5 +60,7 @@ def privatize_texts(
     fm = load_fill_in(folder, resolve_device(ctx.params.device))
     whitelist, blacklist = word_lists(setting, ctx)
     extra = span_words(corpus) if setting.whitelist_spans else None
-    result = sift(corpus["text"].tolist(), corpus["doc_id"].tolist(), setting, fm, whitelist, blacklist, seed, extra)
+    protected = detected_spans(ctx, corpus) if setting.mask_detected else None
+    result = sift(corpus["text"].tolist(), corpus["doc_id"].tolist(), setting, fm, whitelist, blacklist, seed, extra,
+                  protected)
     return result.texts, result.metrics

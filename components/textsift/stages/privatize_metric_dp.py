@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from textsift import rng
+from textsift.corpus import Span
 from textsift.device import resolve_device
 from textsift.embeddings.bert import ContextualEncoder, load_bert
 from textsift.embeddings.locate import model_folder
@@ -27,7 +28,10 @@ from textsift.indexes.store import LoadedIndex, load_index
 from textsift.mechanisms.metric_dp.config import MetricDPSetting
 from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, static_embedder
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard
+from textsift.mechanisms.protected_spans import consistent_spans
 from textsift.stages import StageContext
+from textsift.stages.detected_spans import detected_spans
+from textsift.tokenize import metric_dp_words
 
 log = logging.getLogger("textsift")
 INDEX = "data/indexes/{key}"
@@ -71,9 +75,12 @@ def privatize_texts(
     privatizer = load_privatizer(setting, ctx, index)
     texts = corpus["text"].tolist()
     doc_ids = corpus["doc_id"].astype(str).tolist()
+    protected = (protected_words(texts, detected_spans(ctx, corpus)) if setting.replace_detected
+                 else [frozenset()] * len(texts))
     started = time.perf_counter()
     result = ShardResult.merge([
-        privatize_shard(privatizer, texts[i:i + SHARD_DOCS], doc_ids[i:i + SHARD_DOCS], seed)
+        privatize_shard(privatizer, texts[i:i + SHARD_DOCS], doc_ids[i:i + SHARD_DOCS], seed,
+                        protected[i:i + SHARD_DOCS])
         for i in range(0, len(texts), SHARD_DOCS)
     ])
     seconds = time.perf_counter() - started
@@ -87,6 +94,16 @@ def privatize_texts(
     log.info("metric_dp@%s: %d tokens, %.1f%% changed, %.1f%% OOV, %.0f tokens/s", setting.index, result.tokens,
              100 * metrics["tokens_changed_fraction"], 100 * metrics["oov_rate"], metrics["tokens_per_s"])
     return result.texts, metrics
+
+
+def protected_words(texts: list[str], spans: list[list[Span]]) -> list[frozenset[str]]:
+    """Per document, the case-folded words of its detected spans at every occurrence (never emitted unchanged)."""
+    out = []
+    for text, doc_spans in zip(texts, spans, strict=True):
+        regions = consistent_spans(text, doc_spans)
+        out.append(frozenset(t.text.casefold() for t in metric_dp_words(text)
+                             if any(t.start < r.end and r.start < t.end for r in regions)))
+    return out
 
 
 def deniability_at_epsilon(

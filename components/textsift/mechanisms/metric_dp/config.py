@@ -20,6 +20,9 @@ class MetricDPSetting(Frozen):
     kind: Literal["metric_dp"]
     index: str = Field(..., description="name of an entry of indexes.sources")
     epsilon: float = Field(..., gt=0, description="privacy parameter per token occurrence")
+    replace_detected: bool = Field(
+        False, description="words of the detector's spans (train_detectors), at every occurrence, are never emitted "
+                           "unchanged: a noisy draw that lands on the word itself gives the OOV placeholder")
     oov_policy: Literal["keep", "mask", "drop"] = "mask"
     oov_placeholder: str = "[OOV]"
     search: Literal["auto", "annoy", "exact"] = Field(

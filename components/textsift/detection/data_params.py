@@ -1,0 +1,37 @@
+"""Parameters of the detector's training data (``detectors.data``), apart from the code that
+reads and mixes it, so the params schema can import them without importing readers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from textsift.params_base import Frozen
+
+CORPUS_TO_DPER = {"CITY": "LOC", "COMPANY": "ORG", "SCHOOL": "ORG"}  # the demo corpus's labels
+
+
+class DetectorDataParams(Frozen):
+    """Which sources make the DPER training data, how many synthetic sentences, and the splits."""
+
+    synthetic_docs: int = Field(20_000, ge=0, le=5_000_000, description="synthetic sentences (0: none)")
+    corpus_spans: bool = Field(True, description="use the corpus's gold spans, keeping its splits")
+    corpus_labels: dict[str, str] = Field(
+        default_factory=lambda: dict(CORPUS_TO_DPER),
+        description="corpus span label -> detector label; labels not listed are kept as they are")
+    wnut17_path: str | None = Field(
+        None, description="WNUT-17 folder (train/dev/test files kept as splits) or one CoNLL file; None: unused")
+    wnut17_labels: Literal["dper", "own"] | dict[str, str] = Field(
+        "dper", description="'dper': person/location -> PERSON/LOC, corporation/group -> ORG, others dropped; "
+        "'own': WNUT's six types as they are; or a mapping (types not listed are dropped)")
+    validation: float = Field(
+        0.1, ge=0, lt=1, description="share of synthetic (single-file WNUT) examples to validate on")
+    test: float = Field(0.1, gt=0, lt=1, description="share of synthetic (single-file WNUT) examples held out for test")
+    max_chars: int = Field(512, ge=32, le=100_000, description="longer examples are cut (never inside a span)")
+
+    @model_validator(mode="after")
+    def _leaves_train(self) -> DetectorDataParams:
+        if self.validation + self.test >= 1:
+            raise ValueError("validation + test must be < 1 (train gets the rest)")
+        return self

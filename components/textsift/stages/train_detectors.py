@@ -1,0 +1,97 @@
+"""train_detectors: the DPER nested privacy-entity detector (METHODS.md §4.1), trained offline.
+
+Training data (``detectors.data``, ``textsift.detection.training_data``): seeded synthetic PII
+sentences, the corpus's gold spans (its own splits: the corpus test split never trains) and,
+optionally, WNUT-17. Trains the GlobalPointer detector (``detectors.model``) and, with
+``detectors.compare_flat``, the flat BIO tagger on the same encoder and data (the paper's nested
+vs flat comparison); scores both on the held-out splits per source and per type (exact spans).
+The detector goes to MLflow (artifact ``detector``); the DVC outputs are the pointer
+``models/detector.json`` (its sha256, the run's tag), as for the fill-in model, and the
+detector's spans over the whole corpus (``data/detected/spans.parquet``) for privatize. The training
+data holds corpus text, so only counts, scores and the model are logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from textsift import quality
+from textsift.artifacts import DETECTOR_POINTER, SHA_TAG, fill_in_folder, write_pointer
+from textsift.corpus import read_corpus
+from textsift.detection.synthetic import LabelledText
+from textsift.detection.training_data import DetectorData, load_detector_data
+from textsift.device import resolve_device
+from textsift.models.detector import Detector, detect
+from textsift.models.detector_eval import evaluate_detector
+from textsift.models.detector_io import save_detector
+from textsift.models.detector_training import train_detector
+from textsift.stages import StageContext
+from textsift.stages.detected_spans import DETECTED, write_detected
+
+log = logging.getLogger("textsift")
+CORPUS = "data/ingest/corpus.parquet"
+METRICS = "metrics/train_detectors.json"
+ARTIFACT = "detector"
+
+
+def _by_source(data: DetectorData, split: str) -> dict[str, list[LabelledText]]:
+    groups: dict[str, list[LabelledText]] = {}
+    for example, source in zip(getattr(data, split), data.sources[split], strict=True):
+        groups.setdefault(source, []).append(example)
+    return groups
+
+
+def scores(detector: Detector, data: DetectorData, prefix: str) -> dict[str, float]:
+    """Held-out scores: ``<prefix>.test.*`` over every test example and per source, and validation."""
+    metrics = evaluate_detector(detector, data.test, prefix=f"{prefix}.test")
+    if data.validation:
+        metrics.update(evaluate_detector(detector, data.validation, prefix=f"{prefix}.validation"))
+    for source, examples in sorted(_by_source(data, "test").items()):
+        metrics.update(evaluate_detector(detector, examples, prefix=f"{prefix}.test.{source}"))
+    return metrics
+
+
+def _counts(data: DetectorData) -> dict[str, float]:
+    metrics: dict[str, float] = {"data.labels": float(len(data.label_set)),
+                                 "data.dropped_duplicates": float(data.dropped_duplicates)}
+    for split in ("train", "validation", "test"):
+        examples: Sequence[LabelledText] = getattr(data, split)
+        metrics[f"data.{split}.examples"] = float(len(examples))
+        metrics[f"data.{split}.spans"] = float(sum(len(e.spans) for e in examples))
+    return metrics
+
+
+def run(ctx: StageContext) -> None:
+    params, settings = ctx.params, ctx.params.detectors
+    corpus = read_corpus(ctx.path(CORPUS))
+    quality.check_corpus(corpus, name="train_detectors_input").raise_if_failed()
+    data = load_detector_data(settings.data, params.seed, corpus if settings.data.corpus_spans else None)
+    device = resolve_device(params.device)
+    encoder = fill_in_folder(ctx.root, ctx.tracker) if settings.model.encoder == "fill_in" else None
+    log.info("train_detectors: %d training examples, %d types, encoder %s, device %s", len(data.train),
+             len(data.label_set), settings.model.encoder, device)
+    trained = train_detector(data.train, settings.model, params.seed, device, labels=data.label_set,
+                             encoder_folder=encoder)
+    ctx.tracker.log_metric_steps(ctx.run_id, "train.epoch_loss", list(enumerate(trained.epoch_losses, start=1)))
+    metrics = {**_counts(data), **scores(trained.detector, data, "detector")}
+    if settings.compare_flat:
+        flat = train_detector(data.train, settings.model.model_copy(update={"model": "flat"}), params.seed, device,
+                              labels=data.label_set, encoder_folder=encoder)
+        metrics.update(scores(flat.detector, data, "flat"))
+    with tempfile.TemporaryDirectory(prefix="textsift-detector-") as tmp:
+        local = Path(tmp) / ARTIFACT
+        save_detector(trained.detector, local)
+        ctx.tracker.log_dir(ctx.run_id, local, ARTIFACT)
+        pointer = write_pointer(ctx.path(DETECTOR_POINTER), ARTIFACT, ARTIFACT, local)
+    ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"]})
+    spans = detect(trained.detector, corpus["text"].tolist())
+    write_detected(ctx.path(DETECTED), corpus["doc_id"].tolist(), corpus["text"].tolist(), spans)
+    metrics["corpus.detected_spans"] = float(sum(len(s) for s in spans))
+    ctx.write_metrics(METRICS, metrics)
+    ctx.log_metrics(metrics)
+    log.info("train_detectors: test F1 %.3f (flat %s), PERSON recall %s", metrics.get("detector.test.f1", 0.0),
+             f"{metrics['flat.test.f1']:.3f}" if "flat.test.f1" in metrics else "not trained",
+             f"{metrics['detector.test.PERSON.recall']:.3f}" if "detector.test.PERSON.recall" in metrics else "n/a")
