@@ -173,3 +173,16 @@ def test_params_are_strict_and_checked() -> None:
     with pytest.raises(ValidationError):
         DetectorDataParams(wnut17_labels="mapped")
     assert DetectorDataParams().model_dump()["corpus_labels"] == {"CITY": "LOC", "COMPANY": "ORG", "SCHOOL": "ORG"}
+
+
+def test_synthetic_data_does_not_depend_on_the_process_hash_seed() -> None:
+    """Some Faker locales build word lists from sets; a run must not depend on PYTHONHASHSEED."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import hashlib; from textsift.detection.synthetic import generate; "
+            "print(hashlib.sha256(repr(generate(400, 7)).encode()).hexdigest())")
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(digests) == 1

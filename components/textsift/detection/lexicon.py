@@ -122,7 +122,9 @@ def _job_title(job: str) -> str:
 def _provider_attr(fake: Faker, *names: str) -> tuple[str, ...]:
     for provider in fake.get_providers():
         for name in names:
-            found = tuple(v for v in getattr(provider, name, None) or () if isinstance(v, str) and v)
+            # sorted: some locales build their lists from sets (it_IT cities), in hash-seed order,
+            # and draws from them are uniform, so order carries no meaning but must not vary by process
+            found = tuple(sorted({v for v in getattr(provider, name, None) or () if isinstance(v, str) and v}))
             if found:
                 return found
     return ()

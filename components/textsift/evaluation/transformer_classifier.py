@@ -18,7 +18,7 @@ import torch
 from transformers import AutoTokenizer, BertForSequenceClassification, PreTrainedTokenizerFast
 
 from textsift.config import TransformerClassifierParams
-from textsift.device import autocast
+from textsift.device import autocast, global_torch_rng
 from textsift.models.fill_in import seed_weights
 from textsift.models.loading import hf_folders, load_pretrained
 from textsift.rng import generator, torch_seed
@@ -58,8 +58,7 @@ def fine_tune(
     optimizer = torch.optim.AdamW(model.parameters(), lr=params.learning_rate)
     order_rng = generator(seed, "evaluate.transformer.order", key)
     order = np.empty(0, dtype=int)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(torch_seed(seed, "evaluate.transformer.dropout", key))
+    with global_torch_rng(torch_seed(seed, "evaluate.transformer.dropout", key)):
         for _ in range(steps):
             if len(order) < params.batch_size:
                 order = np.concatenate([order, order_rng.permutation(len(texts))])

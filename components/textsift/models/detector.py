@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from textsift.corpus import Span
-from textsift.device import autocast
+from textsift.device import autocast, global_torch_rng
 from textsift.models.detector_encoders import SHAPES, build_encoder, init_weights
 from textsift.models.detector_params import DetectorParams
 from textsift.models.detector_windows import Window, collate, make_windows, window_spans
@@ -129,7 +129,7 @@ def build_detector(params: DetectorParams, labels: Sequence[str], generator: tor
     if not labels or len(set(labels)) != len(labels):
         raise ValueError(f"detector labels must be distinct and non-empty, got {list(labels)}")
     encoder, tokenizer = build_encoder(params, generator, encoder_folder)
-    with torch.random.fork_rng(devices=[]):  # module constructors draw from the global RNG
+    with global_torch_rng():  # module constructors draw from the global RNG
         net = DetectorNet(encoder, len(labels), params)
     for module in net.new_modules():
         init_weights(module, generator)

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from textsift.device import global_torch_rng
 from textsift.errors import ConfigError, InputError
 from textsift.models.detector_params import DetectorParams
 from textsift.models.loading import hf_folders, load_pretrained
@@ -109,7 +110,7 @@ def _roformer(params: DetectorParams, tokenizer: Any, generator: torch.Generator
         max_position_embeddings=max(params.max_length, 16), pad_token_id=tokenizer.pad_token_id,
         initializer_range=INIT_STD,
     )
-    with torch.random.fork_rng(devices=[]):  # construction draws from the global RNG: leave it untouched
+    with global_torch_rng():  # construction draws from the global RNG: leave it untouched
         model = RoFormerModel(config)
     init_weights(model, generator)
     return model
@@ -150,5 +151,5 @@ def encoder_from_config(config: Any) -> nn.Module:
     """An encoder with the architecture of a saved config (weights to be loaded by the caller)."""
     from transformers import AutoModel
 
-    with torch.random.fork_rng(devices=[]):
+    with global_torch_rng():
         return _drop_pooler(AutoModel.from_config(config))

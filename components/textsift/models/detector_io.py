@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import torch
-
 from textsift.corpus import atomic_dir
+from textsift.device import global_torch_rng
 from textsift.errors import InputError
 from textsift.models.detector import Detector, DetectorNet
 from textsift.models.detector_encoders import encoder_from_config
@@ -49,7 +48,7 @@ def _load(folder: Path, device: str) -> Detector:
         raise InputError(f"{folder}: detector format {meta.get('format')!r}, expected {FORMAT!r}")
     params = DetectorParams.model_validate_json(json.dumps(meta["params"]))
     encoder = encoder_from_config(AutoConfig.from_pretrained(str(folder / ENCODER)))
-    with torch.random.fork_rng(devices=[]):  # constructors draw from the global RNG; the weights come next
+    with global_torch_rng():  # constructors draw from the global RNG; the weights come next
         net = DetectorNet(encoder, len(meta["labels"]), params)
     net.load_state_dict(load_file(str(folder / WEIGHTS)), strict=True)
     tokenizer = AutoTokenizer.from_pretrained(str(folder / TOKENIZER))

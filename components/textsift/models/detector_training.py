@@ -21,6 +21,7 @@ from typing import NamedTuple
 import torch
 from torch.optim.lr_scheduler import LambdaLR
 
+from textsift.device import global_torch_rng
 from textsift.errors import InputError
 from textsift.models.detector import Detector, Example, build_detector, forward_windows
 from textsift.models.detector_params import DetectorParams
@@ -136,9 +137,7 @@ def train_detector(
     windows, targets = training_windows(detector, examples)
     if not windows:
         raise InputError("detector: the training examples hold no tokens")
-    devices = [torch.device(device).index or 0] if device == "cuda" else []
-    with torch.random.fork_rng(devices=devices, device_type="cuda" if devices else "cpu"):
-        torch.manual_seed(torch_seed(seed, "detector.dropout"))
+    with global_torch_rng(torch_seed(seed, "detector.dropout"), device):
         losses = _fit(detector, windows, targets, seed)
     detector.net.eval()
     return TrainedDetector(detector, losses)

@@ -20,7 +20,7 @@ import torch
 from torch.optim.lr_scheduler import LambdaLR
 
 from textsift.config import FillInParams
-from textsift.device import autocast
+from textsift.device import autocast, global_torch_rng
 from textsift.errors import InputError
 from textsift.models.fill_in import FillInModel
 from textsift.models.mlm import mask_for_mlm, pack_windows
@@ -132,9 +132,7 @@ def train_mlm(
     train, held_out = split_windows(windows, params.validation_fraction, seed)
     fm.model.to(device)
     fm.device = device
-    devices = [torch.device(device).index or 0] if device == "cuda" else []
-    with torch.random.fork_rng(devices=devices, device_type="cuda" if devices else "cpu"):
-        torch.manual_seed(torch_seed(seed, "fill_in.dropout"))
+    with global_torch_rng(torch_seed(seed, "fill_in.dropout"), device):
         metrics = _fit(fm, train, params, seed, on_step)
     fm.model.eval()
     loss = mlm_loss(fm, held_out, params, seed)
