@@ -31,7 +31,8 @@ FULL_PIPELINE = {
     "privatize__settings": {
         "ds": {"kind": "datasifter", "fill_order": "parallel", "replacement": "rake_keyphrase", "k_clusters": 3},
         "ds2": {"kind": "datasifter", "pw": 0.3, "replacement": "none", "mask_detected": True},
-        "mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 20, "replace_detected": True},
+        "mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 20},
+        "mdp_det": {"kind": "metric_dp", "index": "w2v", "epsilon": 20, "replace_detected": True},
         "red": {"kind": "redact", "spans": "both"},
     },
     "report__show_examples": True,

@@ -24,6 +24,7 @@ PARAMS = {
     "indexes__geometry": {"epsilons": [10], "k_list": [1], "draws": 5, "vocab_sample": 5},
     "privatize__settings": {"mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 50}},
     "evaluate__transformer__enabled": False,
+    "detectors__data__synthetic_docs": 60,
 }
 
 

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 def test_frontier_table_has_every_setting_with_flags(flow_run: dict) -> None:
     table = pd.read_csv(flow_run["root"] / "reports/evaluate/frontier.csv")
-    assert set(table["setting"]) == {"original", "ds", "ds2", "mdp", "red"}
+    assert set(table["setting"]) == {"original", "ds", "ds2", "mdp", "mdp_det", "red"}
     assert set(table["mechanism"]) == {"none", "datasifter", "metric_dp", "redact"}
     assert table["pareto"].any()
     assert table["leak_rate"].between(0, 1).all()
@@ -32,7 +32,7 @@ def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
     client = MlflowClient(result["tracking_uri"])
     runs = client.search_runs([result["experiment_id"]], "tags.`textsift.stage` = 'frontier'")
     by_setting = {r.data.tags["textsift.setting"]: r for r in runs}
-    assert set(by_setting) == {"original", "ds", "ds2", "mdp", "red"}
+    assert set(by_setting) == {"original", "ds", "ds2", "mdp", "mdp_det", "red"}
     shared = {"frontier.utility", "frontier.utility_drop", "frontier.leak_rate", "frontier.pareto",
               "privacy.token_change_fraction", "utility.tfidf_logreg.original.accuracy", "privacy.attacker.recall"}
     for run in runs:

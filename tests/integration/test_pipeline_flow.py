@@ -27,7 +27,7 @@ def test_flow_writes_every_output(flow_run: dict) -> None:
     evaluation = json.loads((root / "metrics/evaluate.json").read_text())
     assert 0.5 < evaluation["original"]["tfidf_logreg"]["original"]["accuracy"] <= 1.0
     table = pd.read_csv(root / "reports/evaluate/utility.csv")
-    assert set(table["setting"]) == {"original", "ds", "ds2", "mdp", "red"}
+    assert set(table["setting"]) == {"original", "ds", "ds2", "mdp", "mdp_det", "red"}
     for key in ("ds", "ds2", "mdp", "red"):
         privatized = read_corpus(root / f"data/privatized/{key}.parquet")
         assert privatized[["doc_id", "label", "split"]].equals(corpus[["doc_id", "label", "split"]])
@@ -45,7 +45,7 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
     )
     by_stage = {run.data.tags["textsift.instance"]: run for run in children if "textsift.instance" in run.data.tags}
     assert set(by_stage) == {"ingest", "train_detectors", "train_fill_in", "build_indexes@w2v", "privatize@ds",
-                             "privatize@ds2", "privatize@mdp", "privatize@red", "evaluate"}
+                             "privatize@ds2", "privatize@mdp", "privatize@mdp_det", "privatize@red", "evaluate"}
     assert all(run.info.status == "FINISHED" for run in children)
     assert by_stage["privatize@mdp"].data.params["privatize.settings.mdp.epsilon"] == "20.0"
     assert "seed" in by_stage["privatize@mdp"].data.params  # an experiment run logs its seed
