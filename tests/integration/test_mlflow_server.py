@@ -59,15 +59,18 @@ def test_stages_log_to_a_real_server(mlflow_server: str, tmp_path: Path, monkeyp
     root = make_project(tmp_path / "project")
     run_stage("ingest", root=root)
     run_stage("train_fill_in", root=root)
+    run_stage("train_detectors", root=root)  # evaluate's attacker fetches the detector back too
     run_stage("privatize", root=root, key="ds_default")  # fetches the fill-in model back through the server
     run_stage("evaluate", root=root)
     assert not (root / "mlruns.db").exists()  # nothing went to the embedded store
     client = MlflowClient(mlflow_server)
     experiment = client.get_experiment_by_name("textsift")
     runs = {r.data.tags["textsift.stage"]: r for r in client.search_runs([experiment.experiment_id])}
-    assert {"ingest", "train_fill_in", "privatize", "evaluate"} <= set(runs)
+    assert {"ingest", "train_fill_in", "train_detectors", "privatize", "evaluate"} <= set(runs)
     fill_in = {a.path for a in client.list_artifacts(runs["train_fill_in"].info.run_id, "fill_in")}
     assert "fill_in/MLmodel" in fill_in  # the fill-in model went through the server's artifact proxy
+    detector = {a.path for a in client.list_artifacts(runs["train_detectors"].info.run_id)}
+    assert "detector" in detector
     assert runs["ingest"].data.metrics["docs.read"] == 120
     artifacts = {a.path for a in client.list_artifacts(runs["evaluate"].info.run_id, "tfidf_logreg")}
     assert "tfidf_logreg/MLmodel" in artifacts
