@@ -157,6 +157,35 @@ def privatize(
 
 
 @app.command()
+def detect(
+    input_path: Path = typer.Option(..., "--input", help="CSV/TSV/JSONL/Parquet file to scan"),
+    output: Path = typer.Option(..., help="spans per record: .jsonl, .jsonl.gz or .parquet; rejected records "
+                                          "go to <output>.rejects.parquet"),
+    params: Path | None = typer.Option(None, help="params file (default <root>/params.yaml); also used to "
+                                                  "train the detector when the project has none"),
+    root: Path = typer.Option(Path("."), help="project whose detector is used"),
+    with_text: bool = typer.Option(False, "--with-text", help="also write each span's string (sensitive!)"),
+    device: str | None = typer.Option(None, help="cpu, cuda or auto (default: params' device)"),
+    fmt: str = typer.Option("auto", "--format"),
+    text_field: str = typer.Option("text"),
+    id_field: str | None = typer.Option(None),
+) -> None:
+    """Find privacy entities (names, places, e-mails, ids...) in a file with the project's detector."""
+    from textsift.adhoc import rejects_path
+    from textsift.detect import detect_file
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        source = _source(input_path, fmt, text_field, NO_LABEL_FIELD, id_field, None)
+        metrics = detect_file(input_path, output, source, params or root / "params.yaml", root.resolve(),
+                              with_text=with_text, device=device)
+    except TextsiftError as err:
+        _fail(err)
+    typer.echo(json.dumps(metrics, indent=2, sort_keys=True, default=float))
+    typer.echo(f"wrote {output}; rejected records: {rejects_path(output)}")
+
+
+@app.command()
 def evaluate(
     original: Path = typer.Option(..., help="the original file"),
     privatized: Path = typer.Option(..., help="its privatized version (same ids)"),

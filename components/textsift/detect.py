@@ -1,0 +1,146 @@
+"""Detection for users: the library ``detect(texts)`` and ``textsift detect --input F --output G``.
+
+Both use the project's trained privacy-entity detector (the ``train_detectors`` stage, METHODS.md
+§4.1): its pointer ``models/detector.json`` names the model in MLflow, fetched once into the
+model cache. A project without one trains it first (``ingest`` then ``train_detectors``, with the
+given params file), as ``textsift privatize`` does for its models. Spans are character offsets
+into each text; the span strings are written only when asked for (``with_text``), so the default
+output of a detection run holds no document text at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import pyarrow as pa
+
+from textsift.adhoc import check_output, load_file, rejects_path
+from textsift.artifacts import DETECTOR_POINTER, detector_folder, read_pointer
+from textsift.config import SourceParams, load_params
+from textsift.corpus import Span, atomic_path, write_table
+from textsift.device import resolve_device
+from textsift.errors import InputError
+from textsift.models.detector import Detector
+from textsift.models.detector import detect as detect_with
+from textsift.models.detector_io import load_detector
+from textsift.stages import run_stage
+from textsift.tracking import Tracker
+
+log = logging.getLogger("textsift")
+DETECT_OUTPUTS = ".jsonl, .jsonl.gz or .parquet"
+CORPUS = "data/ingest/corpus.parquet"
+
+
+def _ensure_detector(root: Path, params_path: Path) -> None:
+    """Train the project's detector (and the corpus it needs) when it has none yet."""
+    for stage, output in (("ingest", CORPUS), ("train_detectors", DETECTOR_POINTER)):
+        if not (root / output).exists():
+            log.info("%s is missing: running stage %s with %s", output, stage, params_path)
+            run_stage(stage, root=root, params_path=params_path)
+
+
+@lru_cache(maxsize=4)
+def _loaded(root: Path, params_path: Path, sha256: str, device: str) -> Detector:
+    """The detector of digest ``sha256`` loaded once per process (a retrained one has a new digest)."""
+    params = load_params(params_path)
+    return load_detector(detector_folder(root, Tracker(params.tracking, root)), device)
+
+
+def _project_detector(root: Path, params_path: Path, device: str | None) -> Detector:
+    _ensure_detector(root, params_path)
+    sha256 = read_pointer(root / DETECTOR_POINTER)["sha256"]
+    return _loaded(root, params_path, sha256, resolve_device(device or load_params(params_path).device))
+
+
+def detect(
+    texts: Sequence[str], root: str | Path = ".", params_path: str | Path | None = None, device: str | None = None,
+    batch_size: int | None = None,
+) -> list[list[Span]]:
+    """Privacy entities of each text with the project's detector: per text, sorted character spans.
+
+    Args:
+        texts: any lengths (long texts run in sliding windows); an empty text gives no spans.
+        root: the textsift project whose detector is used (trained first when it has none).
+        params_path: its params file (default ``<root>/params.yaml``).
+        device: ``cpu``/``cuda``/``auto`` (default the params' ``device``).
+        batch_size: windows per forward pass (default the detector's ``inference_batch_size``).
+    """
+    root = Path(root).resolve()
+    params_file = Path(params_path).resolve() if params_path else root / "params.yaml"
+    if isinstance(texts, str):
+        raise TypeError("detect() takes a sequence of texts, not one string: detect([text])")
+    return detect_with(_project_detector(root, params_file, device), list(texts), batch_size)
+
+
+def detect_output_format(path: Path) -> tuple[str, bool]:
+    """(format, gzipped) of a detection output: JSON lines (optionally gzipped) or Parquet."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes[-2:] == [".jsonl", ".gz"]:
+        return "jsonl", True
+    if suffixes[-1:] == [".jsonl"]:
+        return "jsonl", False
+    if suffixes[-1:] == [".parquet"]:
+        return "parquet", False
+    raise InputError(f"{path.name}: detection output must end in {DETECT_OUTPUTS}")
+
+
+def span_rows(doc_ids: Sequence[str], texts: Sequence[str], spans: Sequence[Sequence[Span]],
+              with_text: bool) -> pa.Table:
+    """One row per document: its id and spans ``{start, end, label[, text]}``."""
+    fields = [("start", pa.int32()), ("end", pa.int32()), ("label", pa.string())]
+    if with_text:
+        fields.append(("text", pa.string()))
+    rows = []
+    for text, doc in zip(texts, spans, strict=True):
+        cells = []
+        for s in doc:
+            cell = {"start": s.start, "end": s.end, "label": s.label}
+            if with_text:
+                cell["text"] = text[s.start:s.end]
+            cells.append(cell)
+        rows.append(cells)
+    schema = pa.schema([("id", pa.string()), ("spans", pa.list_(pa.struct(fields)))])
+    return pa.Table.from_pydict({"id": list(doc_ids), "spans": rows}, schema=schema)
+
+
+def write_spans(table: pa.Table, path: Path) -> None:
+    """Write detected spans atomically, format from the suffix."""
+    fmt, gzipped = detect_output_format(path)
+    if fmt == "parquet":
+        write_table(table, path)
+        return
+    with atomic_path(path) as tmp:
+        table.to_pandas().to_json(tmp, orient="records", lines=True, force_ascii=False,
+                                  compression="gzip" if gzipped else None)
+
+
+def detect_file(
+    input_path: Path, output_path: Path, source: SourceParams, params_path: Path, root: Path,
+    with_text: bool = False, device: str | None = None,
+) -> dict[str, float]:
+    """Detect privacy entities in every valid record of a file; write one row of spans per record.
+
+    Records are read and validated like ingest does (rejects to ``<output>.rejects.parquet``,
+    ``ingest.max_reject_fraction`` enforced); the output keeps the input's ids (``row-N`` when it
+    has none). Returns counts: documents, spans, spans per type, characters per second.
+    """
+    detect_output_format(output_path)
+    check_output(output_path, input_path)
+    params = load_params(params_path)
+    corpus, _ = load_file(input_path, source, params, rejects=rejects_path(output_path))
+    texts = corpus["text"].tolist()
+    started = time.perf_counter()
+    spans = detect(texts, root, params_path, device)
+    seconds = time.perf_counter() - started
+    write_spans(span_rows(corpus["doc_id"].tolist(), texts, spans, with_text), output_path)
+    metrics: dict[str, float] = {"docs": float(len(texts)), "spans": float(sum(len(s) for s in spans)),
+                                 "chars_per_s": sum(map(len, texts)) / max(seconds, 1e-9)}
+    for doc in spans:
+        for s in doc:
+            metrics[f"spans.{s.label}"] = metrics.get(f"spans.{s.label}", 0.0) + 1.0
+    log.info("detected %d spans in %d records (%.0f chars/s)", metrics["spans"], len(texts), metrics["chars_per_s"])
+    return metrics

@@ -1,0 +1,100 @@
+"""`textsift detect` and the library `detect(texts)` in a project that has no detector yet.
+
+The first call trains the detector (ingest + train_detectors with the given params file); the
+later ones reuse it. CLI, library and the model-level detect agree span for span.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tests.conftest import tiny_params
+from textsift.artifacts import DETECTOR_POINTER, detector_folder, read_pointer
+from textsift.cli import app
+from textsift.config import load_params
+from textsift.detect import detect
+from textsift.models.detector import detect as model_detect
+from textsift.models.detector_io import load_detector
+from textsift.tracking import Tracker
+
+pytestmark = pytest.mark.integration
+TEXTS = ["Maria Gonzalez moved to Lisbon in March 2019 and works at Acme Corp.",
+         "Write to john.smith@example.com or call +1 415 555 0100.",
+         "",
+         "the food was good and the service friendly",
+         "Dr. Peter Novak, born 1961-04-02, ID A1234567. " * 30]  # long: several windows
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("detect")
+    params = base / "custom.yaml"
+    content = tiny_params(ingest__demo__n_docs=60, ingest__max_reject_fraction=0.5)  # 1 reject in 5
+    params.write_text(yaml.safe_dump(content), encoding="utf-8")
+    root = base / "project"
+    root.mkdir()
+    source = base / "in.jsonl"
+    lines = [json.dumps({"id": f"d{i}", "text": t}) for i, t in enumerate(TEXTS) if t]
+    source.write_text("\n".join([*lines, "not json"]) + "\n", encoding="utf-8")
+    output = base / "spans.parquet"
+    result = CliRunner().invoke(app, ["detect", "--input", str(source), "--output", str(output), "--params",
+                                      str(params), "--root", str(root), "--id-field", "id"])
+    return {"base": base, "root": root, "params": params, "source": source, "output": output, "result": result}
+
+
+def _model_spans(run: dict, texts: list[str]) -> list[list[dict]]:
+    tracker = Tracker(load_params(run["params"]).tracking, run["root"])
+    detector = load_detector(detector_folder(run["root"], tracker))
+    return [[{"start": s.start, "end": s.end, "label": s.label} for s in doc] for doc in model_detect(detector, texts)]
+
+
+def test_detect_trains_the_missing_detector_and_writes_spans_per_record(first_run: dict) -> None:
+    assert first_run["result"].exit_code == 0, first_run["result"].output
+    assert (first_run["root"] / DETECTOR_POINTER).exists()
+    rows = pq.read_table(first_run["output"]).to_pylist()
+    texts = [t for t in TEXTS if t]
+    assert [r["id"] for r in rows] == [f"d{i}" for i, t in enumerate(TEXTS) if t]
+    assert [r["spans"] for r in rows] == _model_spans(first_run, texts)  # no text field by default
+    assert pq.read_table(first_run["output"].with_name("spans.parquet.rejects.parquet")).num_rows == 1
+
+
+def test_with_text_jsonl_reuses_the_detector_and_spans_quote_the_input(first_run: dict) -> None:
+    pointer = read_pointer(first_run["root"] / DETECTOR_POINTER)
+    output = first_run["base"] / "spans.jsonl.gz"
+    result = CliRunner().invoke(app, ["detect", "--input", str(first_run["source"]), "--output", str(output),
+                                      "--params", str(first_run["params"]), "--root", str(first_run["root"]),
+                                      "--id-field", "id", "--with-text"])
+    assert result.exit_code == 0, result.output
+    assert read_pointer(first_run["root"] / DETECTOR_POINTER) == pointer  # not retrained
+    rows = pd.read_json(output, lines=True, compression="gzip").to_dict("records")
+    by_id = {f"d{i}": t for i, t in enumerate(TEXTS)}
+    for row in rows:
+        for span in row["spans"]:
+            assert span["text"] == by_id[row["id"]][span["start"]:span["end"]]
+    assert sum(len(r["spans"]) for r in rows) == sum(len(r["spans"]) for r in pq.read_table(first_run["output"])
+                                                      .to_pylist())
+
+
+def test_library_detect_matches_the_model_and_keeps_empty_texts(first_run: dict) -> None:
+    spans = detect(TEXTS, root=first_run["root"], params_path=first_run["params"])
+    as_dicts = [[{"start": s.start, "end": s.end, "label": s.label} for s in doc] for doc in spans]
+    assert as_dicts == _model_spans(first_run, TEXTS)
+    assert spans[2] == []
+    assert all(0 <= s.start < s.end <= len(TEXTS[4]) for s in spans[4])
+    with pytest.raises(TypeError, match="sequence of texts"):
+        detect(TEXTS[0], root=first_run["root"], params_path=first_run["params"])
+
+
+def test_an_unsupported_output_is_refused_before_any_work(tmp_path: Path, first_run: dict) -> None:
+    result = CliRunner().invoke(app, ["detect", "--input", str(first_run["source"]), "--output",
+                                      str(tmp_path / "spans.csv"), "--root", str(tmp_path / "empty")])
+    assert result.exit_code == 2
+    assert ".jsonl, .jsonl.gz or .parquet" in result.output
+    assert not (tmp_path / "empty").exists()
