@@ -38,7 +38,14 @@ test: setup
 	$(BIN)/ruff check components flows tests bench
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-bench: setup  ## figures to bench/results/latest.json
+BENCH_STAMP := $(VENV)/.bench-$(shell cat requirements/bench.txt | sha256sum | cut -c1-12)
+
+$(BENCH_STAMP): requirements/bench.txt | $(STAMP)
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -r requirements/bench.txt
+	rm -f $(VENV)/.bench-*
+	touch $@
+
+bench: setup $(BENCH_STAMP)  ## figures to bench/results/latest.json (installs spaCy, the detector's reference)
 	$(BIN)/python -m bench.run $(ARGS)
 
 lint: setup

