@@ -68,3 +68,19 @@ def test_metrics_are_kept_by_git_and_the_frontier_is_a_dvc_plot() -> None:
     ignored = subprocess.run(["git", "check-ignore", *metrics], cwd=REPO, capture_output=True, text=True)
     assert ignored.stdout.split() == []
     assert [next(iter(p)) for p in doc["plots"]] == ["reports/evaluate/frontier.csv"]
+
+
+def test_transformers_is_imported_at_module_level_only() -> None:
+    """transformers' lazy names are not thread-safe: a function-level import in a stage running beside
+    another (thread runners) failed with "cannot import name 'AutoModel'". Module-level imports run
+    while ``run_stage`` imports the stage module under its lock."""
+    offenders = []
+    for path in [*LIB.rglob("*.py"), *(REPO / "flows").rglob("*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for func in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+            for node in ast.walk(func):
+                module = (node.module if isinstance(node, ast.ImportFrom) else
+                          node.names[0].name if isinstance(node, ast.Import) else None)
+                if module and module.split(".")[0] in {"transformers", "sentence_transformers"}:
+                    offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert offenders == []

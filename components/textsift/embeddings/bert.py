@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from transformers import AutoModel, AutoTokenizer
 
 from textsift.embeddings.vectors import WordVectors, lookup_key
 from textsift.models.loading import hf_folders, load_pretrained
@@ -27,8 +28,6 @@ WordSpan = tuple[int, int, int]  # (window, first piece position, end position)
 
 def load_bert(folder: Path, device: str) -> tuple[Any, Any]:
     """(tokenizer, model) from a local folder (plain or MLflow layout), in eval mode on ``device``."""
-    from transformers import AutoModel, AutoTokenizer
-
     model_dir, tokenizer_dir = hf_folders(folder)
     tokenizer = load_pretrained(AutoTokenizer.from_pretrained, str(tokenizer_dir))
     model = load_pretrained(AutoModel.from_pretrained, str(model_dir)).to(device).eval()

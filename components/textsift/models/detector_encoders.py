@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from transformers import AutoModel, AutoTokenizer, RoFormerConfig, RoFormerModel
 
 from textsift.device import global_torch_rng
 from textsift.errors import ConfigError, InputError
@@ -101,8 +102,6 @@ def minilm_folder() -> Path:
 
 
 def _roformer(params: DetectorParams, tokenizer: Any, generator: torch.Generator) -> nn.Module:
-    from transformers import RoFormerConfig, RoFormerModel
-
     config = RoFormerConfig(
         vocab_size=len(tokenizer), embedding_size=params.roformer_hidden, hidden_size=params.roformer_hidden,
         num_hidden_layers=params.encoder_layers or ROFORMER_DEFAULT_LAYERS,
@@ -127,8 +126,6 @@ def build_encoder(
         folder: the model folder of ``fill_in`` (or of any encoder given by name); a path in
             ``params.encoder`` is used when this is ``None``.
     """
-    from transformers import AutoModel, AutoTokenizer
-
     if params.encoder == "roformer":  # from scratch, with MiniLM's (uncased WordPiece) vocabulary
         tokenizer = load_pretrained(AutoTokenizer.from_pretrained, str(minilm_folder()))
         return _roformer(params, tokenizer, generator), tokenizer
@@ -149,7 +146,5 @@ def build_encoder(
 
 def encoder_from_config(config: Any) -> nn.Module:
     """An encoder with the architecture of a saved config (weights to be loaded by the caller)."""
-    from transformers import AutoModel
-
     with global_torch_rng():
         return _drop_pooler(AutoModel.from_config(config))

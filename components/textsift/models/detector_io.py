@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from safetensors.torch import load_file, save_file
+from transformers import AutoConfig, AutoTokenizer
+
 from textsift.corpus import atomic_dir
 from textsift.device import global_torch_rng
 from textsift.errors import InputError
@@ -25,8 +28,6 @@ META, WEIGHTS, ENCODER, TOKENIZER = "detector.json", "model.safetensors", "encod
 
 def save_detector(detector: Detector, folder: str | Path) -> None:
     """Write ``detector`` to ``folder`` atomically (a previous folder there is replaced)."""
-    from safetensors.torch import save_file
-
     with atomic_dir(folder) as tmp:
         meta = {"format": FORMAT, "labels": list(detector.labels), "params": detector.params.model_dump(mode="json")}
         (tmp / META).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -37,9 +38,6 @@ def save_detector(detector: Detector, folder: str | Path) -> None:
 
 
 def _load(folder: Path, device: str) -> Detector:
-    from safetensors.torch import load_file
-    from transformers import AutoConfig, AutoTokenizer
-
     meta_path = folder / META
     if not meta_path.exists():
         raise InputError(f"{folder} is not a saved detector (no {META})")

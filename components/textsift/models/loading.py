@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from transformers.utils import logging as hf_logging
+
 from textsift.errors import InputError
 
 _LOAD_LOCK = threading.Lock()
@@ -28,8 +30,6 @@ def load_pretrained(loader: Callable[..., Any], *args: Any, **kwargs: Any) -> An
     textsift adds or drops on purpose (a classifier on the fill-in encoder, the MLM head of a
     sentence encoder) in a table on every run.
     """
-    from transformers.utils import logging as hf_logging
-
     with _LOAD_LOCK:
         level = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()
