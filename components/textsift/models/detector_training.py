@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -95,10 +96,11 @@ def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan
     order_rng = generator(seed, "detector.shuffle")
     trainable = [p for group in optimizer.param_groups for p in group["params"]]
     losses = []
+    steps, every, started = per_epoch * params.epochs, max(1, per_epoch * params.epochs // 20), time.perf_counter()
     detector.net.train()
     for epoch in range(params.epochs):
         order, total = order_rng.permutation(len(windows)), 0.0
-        for start in range(0, len(windows), params.batch_size):
+        for step, start in enumerate(range(0, len(windows), params.batch_size), start=epoch * per_epoch + 1):
             index = order[start:start + params.batch_size]
             loss = batch_loss(detector, [windows[i] for i in index], [targets[i] for i in index])
             loss.backward()
@@ -107,6 +109,10 @@ def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             total += float(loss.detach())
+            if step % every == 0 and step < steps:
+                elapsed = time.perf_counter() - started
+                log.info("detector: step %d/%d loss %.4f, %.1f windows/s, ETA %.0fs", step, steps, float(loss.detach()),
+                         step * params.batch_size / elapsed, elapsed / step * (steps - step))
         losses.append(total / per_epoch)
         log.info("detector: epoch %d/%d loss %.4f (%d windows)", epoch + 1, params.epochs, losses[-1], len(windows))
     return losses
