@@ -1,0 +1,1 @@
+"""Per-dimension LRP privacy budgets for sentence embeddings (METHODS.md §3): pure building blocks."""
