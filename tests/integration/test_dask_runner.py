@@ -10,12 +10,10 @@ from flows.pipeline import pipeline, task_runner
 from tests.integration.conftest import FULL_PIPELINE, make_project, sha256
 
 pytestmark = pytest.mark.integration
-# Outputs of the detector (models/detector.json, ds2, mdp_det, red) are not compared yet: in one
-# process the detector trains differently on a Dask worker thread than on the thread runner (issue 9).
 SAME_BYTES = ("data/ingest/corpus.parquet", "models/fill_in.json", "data/indexes/w2v/vocab.txt",
-              "data/privatized/ds.parquet", "data/privatized/mdp.parquet",
-              "metrics/privatize/mdp.json",
-              "metrics/privatize/ds.json")
+              "models/detector.json", "data/detected/spans.parquet", "metrics/train_detectors.json",
+              *(f"data/privatized/{s}.parquet" for s in FULL_PIPELINE["privatize__settings"]),
+              *(f"metrics/privatize/{s}.json" for s in FULL_PIPELINE["privatize__settings"]))
 
 
 def test_dask_runner_matches_thread_runner(flow_run: dict, tmp_path) -> None:
@@ -28,8 +26,6 @@ def test_dask_runner_matches_thread_runner(flow_run: dict, tmp_path) -> None:
     dask_eval = json.loads((root / "metrics/evaluate.json").read_text())
     thread_eval = json.loads((flow_run["root"] / "metrics/evaluate.json").read_text())
     for setting, by_classifier in thread_eval.items():
-        if setting not in ("original", "ds", "mdp"):  # detector-driven settings: see SAME_BYTES
-            continue
         assert dask_eval[setting]["tfidf_logreg"] == by_classifier["tfidf_logreg"], setting
         for test_on, metrics in by_classifier["transformer"].items():
             for name, value in metrics.items():  # fine-tuning sums floats in thread-dependent order
