@@ -18,6 +18,7 @@ import argparse
 import logging
 import os
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +30,11 @@ os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "textsift")
 os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
 from prefect import flow, get_run_logger, task  # noqa: E402
+from prefect.artifacts import create_markdown_artifact  # noqa: E402
 from prefect.futures import wait  # noqa: E402
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 
+from flows.run_summary import ARTIFACT_KEY, parent_run_name, summary_markdown  # noqa: E402
 from flows.temporary_api import start_temporary_api  # noqa: E402
 from textsift.config import flatten, load_params  # noqa: E402
 from textsift.errors import TextsiftError  # noqa: E402
@@ -74,7 +77,8 @@ def pipeline(root: str = ".", params_path: str | None = None) -> dict[str, Any]:
         killed = tracker.end_orphaned_runs()
         if killed:
             logger.warning("%d MLflow runs of a killed earlier run marked KILLED", len(killed))
-        parent = tracker.start_run("pipeline", tags={"textsift.runner": "prefect"})
+        run_name = parent_run_name(params.ingest.source, datetime.now())
+        parent = tracker.start_run(run_name, tags={"textsift.runner": "prefect"})
         tracker.log_params(parent, flatten(params))
         ok = False
         try:
@@ -89,6 +93,9 @@ def pipeline(root: str = ".", params_path: str | None = None) -> dict[str, Any]:
             ok = True
         finally:
             tracker.end_run(parent, ok)
+    create_markdown_artifact(
+        summary_markdown(root_path, run_name, tracker.uri, tracker.experiment_id, parent), key=ARTIFACT_KEY,
+        description="textsift pipeline run: its MLflow parent run, report and privacy-utility frontier")
     logger.info("pipeline finished: %d stage instances; MLflow run %s at %s",
                 len(metrics), parent, tracker.uri)
     return {"parent_run_id": parent, "tracking_uri": tracker.uri, "experiment_id": tracker.experiment_id,

@@ -8,7 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
+from prefect.artifacts import Artifact
 
+from flows.run_summary import ARTIFACT_KEY
 from textsift.corpus import read_corpus
 from textsift.errors import QualityError
 from textsift.stages import run_stage
@@ -38,6 +40,7 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
     client = MlflowClient(result["tracking_uri"])
     parent = client.get_run(result["parent_run_id"])
     assert parent.info.status == "FINISHED"
+    assert parent.info.run_name.startswith("pipeline ") and parent.info.run_name.endswith(" demo")
     assert parent.data.params["ingest.split.test"] == "0.2"
     assert parent.data.tags["textsift.git_commit"]
     children = client.search_runs(
@@ -82,3 +85,10 @@ def test_corrupted_ingest_output_fails_the_next_stage_with_the_expectation_named
     write_table(corpus_table(corrupted), path)
     with pytest.raises(QualityError, match=r"expect_column_values_to_be_unique.*doc_id"):
         run_stage("evaluate", root=root)
+
+
+def test_the_flow_run_publishes_its_mlflow_run_and_frontier_as_a_prefect_artifact(flow_run: dict) -> None:
+    artifact = Artifact.get(ARTIFACT_KEY)
+    assert artifact is not None and artifact.flow_run_id == flow_run["flow_run_id"]
+    assert flow_run["result"]["parent_run_id"] in artifact.data
+    assert "| ds2 | datasifter |" in artifact.data  # a frontier row

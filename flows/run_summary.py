@@ -1,0 +1,72 @@
+"""What a pipeline flow run tells its Prefect UI: its MLflow parent run, its report and the frontier.
+
+The flow publishes one markdown artifact (key ``textsift-pipeline``) per run, so the Prefect run
+page links to the MLflow parent run (a clickable URL when MLflow is a server; the ``make
+mlflow-ui`` recipe for the local sqlite store) and shows the privacy-utility frontier as a
+table. Only aggregates and names go there, never document text. The MLflow parent run is named
+after what ran: ``pipeline <date time> <corpus>``.
+"""
+
+from __future__ import annotations
+
+import csv
+from datetime import datetime
+from pathlib import Path
+
+from textsift.config import SourceParams
+
+ARTIFACT_KEY = "textsift-pipeline"
+FRONTIER = "reports/evaluate/frontier.csv"
+REPORT = "reports/evaluate/report.html"
+FRONTIER_COLUMNS = ("setting", "mechanism", "utility", "utility_drop", "leak_rate", "attacker_recall", "pareto")
+
+
+def corpus_label(source: SourceParams) -> str:
+    """``demo`` or the input file's name (no folders: they may name a person or a client)."""
+    return "demo" if source.kind == "demo" or not source.path else Path(source.path).name
+
+
+def parent_run_name(source: SourceParams, now: datetime) -> str:
+    """The MLflow parent run's name: ``pipeline 2026-11-23 14:05 demo``."""
+    return f"pipeline {now:%Y-%m-%d %H:%M} {corpus_label(source)}"
+
+
+def mlflow_run_link(tracking_uri: str, experiment_id: str, run_id: str) -> str | None:
+    """The MLflow UI address of a run when the tracking URI is a server, else None."""
+    if not tracking_uri.startswith(("http://", "https://")):
+        return None
+    return f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+
+
+def _cell(value: str) -> str:
+    try:
+        return f"{float(value):.3f}"
+    except ValueError:
+        return value.replace("|", "/")
+
+
+def frontier_table(root: Path) -> list[str]:
+    """The frontier as markdown table lines (empty when evaluate wrote none)."""
+    path = root / FRONTIER
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    columns = [c for c in FRONTIER_COLUMNS if rows and c in rows[0]]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_cell(row[c]) for c in columns) + " |" for row in rows]
+    return lines
+
+
+def summary_markdown(root: Path, run_name: str, tracking_uri: str, experiment_id: str, run_id: str) -> str:
+    """The artifact's markdown: where the MLflow runs and the report are, and the frontier."""
+    link = mlflow_run_link(tracking_uri, experiment_id, run_id)
+    where = (f"[{run_name}]({link})" if link else
+             f"`{run_name}` (run `{run_id}`, experiment `{experiment_id}` in `{tracking_uri}`; "
+             "browse with `make mlflow-ui` -> http://127.0.0.1:5000)")
+    lines = [f"# textsift: {run_name}", "", f"- MLflow parent run: {where}",
+             f"- Report: `{root / REPORT}`", f"- Frontier: `{root / FRONTIER}`", ""]
+    table = frontier_table(root)
+    if table:
+        lines += ["## Privacy-utility frontier", "", *table]
+    return "\n".join(lines) + "\n"

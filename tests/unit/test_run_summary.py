@@ -1,0 +1,36 @@
+"""The Prefect artifact of a pipeline run: MLflow link, report, frontier; names without folders."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from flows.run_summary import frontier_table, mlflow_run_link, parent_run_name, summary_markdown
+from textsift.config import SourceParams
+
+
+def test_run_name_says_when_and_which_corpus_without_its_folders() -> None:
+    when = datetime(2026, 11, 23, 14, 5)
+    assert parent_run_name(SourceParams(), when) == "pipeline 2026-11-23 14:05 demo"
+    source = SourceParams(kind="file", path="/clients/acme/notes.jsonl.gz")
+    assert parent_run_name(source, when) == "pipeline 2026-11-23 14:05 notes.jsonl.gz"
+
+
+def test_a_server_gets_a_clickable_run_link_and_sqlite_the_ui_recipe(tmp_path: Path) -> None:
+    assert mlflow_run_link("http://127.0.0.1:5000/", "3", "abc") == "http://127.0.0.1:5000/#/experiments/3/runs/abc"
+    assert mlflow_run_link("sqlite:///x/mlruns.db", "3", "abc") is None
+    text = summary_markdown(tmp_path, "pipeline x demo", "sqlite:///x/mlruns.db", "3", "abc")
+    assert "make mlflow-ui" in text and "`abc`" in text
+    assert "## Privacy-utility frontier" not in text  # evaluate wrote no frontier here
+
+
+def test_the_frontier_becomes_a_table_of_rounded_aggregates(tmp_path: Path) -> None:
+    (tmp_path / "reports/evaluate").mkdir(parents=True)
+    (tmp_path / "reports/evaluate/frontier.csv").write_text(
+        "setting,mechanism,utility,leak_rate,leak_source,utility_drop,attacker_recall,pareto\n"
+        "red,redact,0.82812,0.006,gold spans,-0.008,0.0,True\n", encoding="utf-8")
+    table = frontier_table(tmp_path)
+    assert table[0] == "| setting | mechanism | utility | utility_drop | leak_rate | attacker_recall | pareto |"
+    assert table[2] == "| red | redact | 0.828 | -0.008 | 0.006 | 0.000 | True |"
+    text = summary_markdown(tmp_path, "run", "http://h:1", "1", "r")
+    assert "[run](http://h:1/#/experiments/1/runs/r)" in text and table[2] in text
