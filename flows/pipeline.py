@@ -18,6 +18,7 @@ import argparse
 import logging
 import os
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "textsift")
 os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
+import dask  # noqa: E402
 from prefect import flow, get_run_logger, task  # noqa: E402
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
 from prefect.futures import wait  # noqa: E402
@@ -65,9 +67,24 @@ def stage_task(
     return run_stage(stage, root=root, params_path=params_path, key=key, parent_run_id=parent_run_id)
 
 
+def placement(gpu: bool, gpu_resource: str | None) -> AbstractContextManager[Any]:
+    """Where a stage instance may run on Dask: a ``gpu`` stage needs one unit of ``gpu_resource``.
+
+    Workers that own a GPU advertise it (``dask worker --resources "GPU=1"``); the scheduler then
+    sends GPU stages only there, one per unit at a time (the concurrency limit), while CPU stages
+    carry no restriction and run on any worker with a free thread (give GPU workers more threads
+    than GPU units so CPU stages never queue behind a GPU stage). Without ``gpu_resource`` (or on the
+    thread runner, where annotations mean nothing) nothing is restricted.
+    """
+    return dask.annotate(resources={gpu_resource: 1}) if gpu and gpu_resource else nullcontext()
+
+
 @flow(name="textsift-pipeline")
-def pipeline(root: str = ".", params_path: str | None = None) -> dict[str, Any]:
-    """Run every stage instance in DAG order; returns the MLflow ids and per-stage metrics."""
+def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str | None = None) -> dict[str, Any]:
+    """Run every stage instance in DAG order; returns the MLflow ids and per-stage metrics.
+
+    ``gpu_resource``: the Dask worker resource that GPU stages need (see :func:`placement`).
+    """
     logger = get_run_logger()
     root_path = Path(root).resolve()
     params_file = str(Path(params_path).resolve()) if params_path else str(root_path / "params.yaml")
@@ -85,9 +102,10 @@ def pipeline(root: str = ".", params_path: str | None = None) -> dict[str, Any]:
             futures: dict[str, Any] = {}
             for inst in instances(params):
                 waits = [futures[u.name] for u in upstream_instances(inst, params)]
-                futures[inst.name] = stage_task.submit(
-                    inst.name, inst.stage.name, inst.key, str(root_path), params_file, parent, wait_for=waits
-                )
+                with placement(inst.stage.gpu, gpu_resource):
+                    futures[inst.name] = stage_task.submit(
+                        inst.name, inst.stage.name, inst.key, str(root_path), params_file, parent, wait_for=waits
+                    )
             wait(list(futures.values()))
             metrics = {name: future.result() for name, future in futures.items()}
             ok = True
@@ -122,12 +140,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task-runner", choices=("thread", "dask"), default="thread")
     parser.add_argument("--dask-workers", type=int, default=2)
     parser.add_argument("--dask-address", default=None, help="scheduler address of an existing Dask cluster")
+    parser.add_argument("--gpu-resource", default=None, help="Dask worker resource GPU stages need (e.g. GPU, "
+                        "advertised by `dask worker --resources GPU=1`); only with --task-runner dask")
     args = parser.parse_args(argv)
+    if args.gpu_resource and args.task_runner != "dask":
+        parser.error("--gpu-resource routes stages on a Dask cluster: add --task-runner dask")
     runner = task_runner(args.task_runner, args.dask_workers, args.dask_address)
     try:
         check_no_run(Path(args.root).resolve())  # before the temporary API's start-up, not after it
         start_temporary_api()
-        result = pipeline.with_options(task_runner=runner)(root=args.root, params_path=args.params)
+        result = pipeline.with_options(task_runner=runner)(root=args.root, params_path=args.params,
+                                                           gpu_resource=args.gpu_resource)
     except TextsiftError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
