@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -24,13 +23,7 @@ from textsift.errors import ConfigError
 DIM, CLASSES = 10, 3
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread() -> Iterator[None]:
-    """One thread: tiny models gain nothing from more, and a shared 2-core machine loses a lot."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _model(bias: bool, seed: int = 0, hidden: tuple[int, ...] = (16, 8)) -> MLPClassifier:

@@ -7,7 +7,6 @@ generator, and the held-out sentences use names never seen in training.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,17 +61,11 @@ def examples(n: int, seed: int) -> list[Example]:
     return out
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread() -> Iterator[None]:
-    """One thread: tiny models gain nothing from more, and a shared 2-core machine loses a lot."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def trained(_one_thread: None) -> TrainedDetector:
+def trained(one_torch_thread: None) -> TrainedDetector:
     return train_detector(examples(160, seed=0), TINY, seed=11)
 
 

@@ -23,7 +23,7 @@ import torch
 
 from textsift.corpus import Span
 from textsift.mechanisms.protected_spans import outermost
-from textsift.models.fill_in import FillInModel
+from textsift.models.fill_in import FillInModel, logits_at
 from textsift.tokenize import words
 
 CharSpan = tuple[int, int]  # text[start:end]
@@ -109,22 +109,6 @@ def _windows(fill_in: FillInModel, texts: list[str], spans: list[CharSpan]) -> l
     return out
 
 
-def _mask_logits(fill_in: FillInModel, windows: list[tuple[list[int], int]]) -> torch.Tensor:
-    """The MLM logits at each window's mask, [len(windows), vocab] float32 on the CPU."""
-    tok = fill_in.tokenizer
-    width = max(len(ids) for ids, _ in windows) + 2
-    ids = torch.full((len(windows), width), tok.pad_token_id, dtype=torch.long)
-    attention = torch.zeros((len(windows), width), dtype=torch.long)
-    for row, (window, _) in enumerate(windows):
-        ids[row, :len(window) + 2] = torch.tensor([tok.cls_token_id, *window, tok.sep_token_id], dtype=torch.long)
-        attention[row, :len(window) + 2] = 1
-    rows = torch.arange(len(windows), device=fill_in.device)
-    cols = torch.tensor([col + 1 for _, col in windows], device=fill_in.device)
-    with torch.inference_mode():
-        bert = fill_in.model.bert(input_ids=ids.to(fill_in.device), attention_mask=attention.to(fill_in.device))
-        return fill_in.model.cls(bert.last_hidden_state[rows, cols]).float().cpu()
-
-
 def _top_fillers(logits: torch.Tensor, allowed: torch.Tensor, excluded: list[list[int]], top_k: int) -> list[list[int]]:
     """The ``top_k`` best allowed ids per row, best first, ties by lower id (fewer if the vocabulary runs out)."""
     scores = logits.masked_fill(~allowed, float("-inf"))
@@ -174,7 +158,8 @@ def candidate_sets(texts: Sequence[str], spans_per_text: Sequence[Sequence[CharS
     order = sorted(range(len(owners)), key=lambda r: -len(windows[r][0]))  # stable: less padding per batch
     for start in range(0, len(order), batch_size):
         chunk = order[start:start + batch_size]
-        logits = _mask_logits(fill_in, [windows[r] for r in chunk])
+        logits = logits_at(fill_in, [windows[r][0] for r in chunk], list(range(len(chunk))),
+                           [windows[r][1] for r in chunk]).cpu()
         excluded = [_excluded(index, _surface(texts, owners[r])) for r in chunk]
         for r, ids in zip(chunk, _top_fillers(logits, allowed, excluded, top_k), strict=True):
             fillers[r] = ids

@@ -105,3 +105,25 @@ def load_fill_in(folder: str | Path, device: str) -> FillInModel:
     model = load_pretrained(BertForMaskedLM.from_pretrained, model_dir).to(device).eval()
     tokenizer = load_pretrained(AutoTokenizer.from_pretrained, tokenizer_dir)
     return FillInModel(model, tokenizer, device)
+
+
+def logits_at(fm: FillInModel, windows: list[list[int]], rows: list[int], cols: list[int]) -> torch.Tensor:
+    """The MLM logits at body position ``cols[i]`` of window ``rows[i]``, float32 on the model's device.
+
+    ``windows`` hold token ids without [CLS]/[SEP] (added here, padding after); only the encoder runs
+    on whole windows, the MLM head only at the asked positions. Shared by DataSifterText's fill
+    (METHODS.md §1.3) and the LRP budgets' candidate sentences (§3 step 2).
+    """
+    tok = fm.tokenizer
+    length = max(map(len, windows)) + 2
+    ids = torch.full((len(windows), length), tok.pad_token_id, dtype=torch.long)
+    attention = torch.zeros((len(windows), length), dtype=torch.long)
+    for b, window in enumerate(windows):
+        ids[b, 1:len(window) + 1] = torch.tensor(window, dtype=torch.long)
+        ids[b, len(window) + 1] = tok.sep_token_id
+        attention[b, :len(window) + 2] = 1
+    ids[:, 0] = tok.cls_token_id
+    with torch.inference_mode():
+        hidden = fm.model.bert(input_ids=ids.to(fm.device), attention_mask=attention.to(fm.device)).last_hidden_state
+        at = hidden[torch.tensor(rows, device=fm.device), torch.tensor(cols, device=fm.device) + 1]
+        return fm.model.cls(at).float()

@@ -21,7 +21,7 @@ import torch
 
 from textsift.mechanisms.datasifter.config import DataSifterSetting
 from textsift.mechanisms.datasifter.sampling import Candidates, choose
-from textsift.models.fill_in import FillInModel
+from textsift.models.fill_in import FillInModel, logits_at
 from textsift.tokenize import Token
 
 
@@ -90,23 +90,6 @@ def encode(texts: Sequence[str], tokens: Sequence[Sequence[Token]], masks: Seque
     return out
 
 
-def _forward(fm: FillInModel, windows: list[list[int]], rows: list[int], cols: list[int]) -> torch.Tensor:
-    """The model's logits at body position ``cols[i]`` of window ``rows[i]`` (MLM head only there)."""
-    tok = fm.tokenizer
-    length = max(map(len, windows)) + 2
-    ids = torch.full((len(windows), length), tok.pad_token_id, dtype=torch.long)
-    attention = torch.zeros((len(windows), length), dtype=torch.long)
-    for b, window in enumerate(windows):
-        ids[b, 1:len(window) + 1] = torch.tensor(window, dtype=torch.long)
-        ids[b, len(window) + 1] = tok.sep_token_id
-        attention[b, :len(window) + 2] = 1
-    ids[:, 0] = tok.cls_token_id
-    with torch.inference_mode():
-        hidden = fm.model.bert(input_ids=ids.to(fm.device), attention_mask=attention.to(fm.device)).last_hidden_state
-        at = hidden[torch.tensor(rows, device=fm.device), torch.tensor(cols, device=fm.device) + 1]
-        return fm.model.cls(at).float()
-
-
 def _chunks(items: list[int], size: int) -> list[list[int]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
@@ -123,7 +106,7 @@ def _fill_sequential(fm: FillInModel, docs: list[_Doc], options: FillOptions, ca
                 start = min(max(0, p - body // 2), max(0, len(ids) - body))
                 windows.append(ids[start:start + body])
                 cols.append(p - start)
-            logits = _forward(fm, windows, list(range(len(active))), cols)
+            logits = logits_at(fm, windows, list(range(len(active))), cols)
             uniforms = torch.stack([docs[d].uniforms[j] for d in active])
             picked = choose(logits, uniforms, candidates, options.strategy, options.temperature, options.top_k)
             for d, token_id in zip(active, picked.tolist(), strict=True):
@@ -167,7 +150,7 @@ def _fill_parallel(fm: FillInModel, docs: list[_Doc], options: FillOptions, cand
                 rows.append(b)
                 cols.append(docs[d].masks[k] - start)
                 owners.append((d, k))
-        logits = _forward(fm, windows, rows, cols)
+        logits = logits_at(fm, windows, rows, cols)
         uniforms = torch.stack([docs[d].uniforms[k] for d, k in owners])
         picked = choose(logits, uniforms, candidates, options.strategy, options.temperature, options.top_k)
         for (d, k), token_id in zip(owners, picked.tolist(), strict=True):
