@@ -47,6 +47,13 @@ def tiny_params(**overrides: object) -> dict:
                                 "roformer_intermediate": 64, "lstm_hidden": 16, "head_size": 16, "shape_dim": 8,
                                 "max_length": 64, "stride": 16, "epochs": 1, "batch_size": 16},
                       "compare_flat": False},
+        "embedding_dp": {"encoder": "fill_in", "max_length": 64, "batch_size": 32,
+                         "sensitivity": {"top_k": 4, "max_words": 30, "min_words": 10},
+                         "relevance": {"hidden": [16], "epochs": 20},
+                         "grid": {"a": [1.0], "b": [0.0, 0.5], "gamma": [1.0]},
+                         "attacker": {"min_positives": 5, "max_words": 3},
+                         "settings": {"lrp_eps50": {"allocation": "lrp", "epsilon_max": 50},
+                                      "uniform_eps50": {"allocation": "uniform", "epsilon_max": 50}}},
         "evaluate": {"tfidf_logreg": {"n_features_log2": 12, "max_iter": 200},
                      "transformer": {"epochs": 1, "batch_size": 16, "max_length": 64}},
     }

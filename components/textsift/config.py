@@ -11,18 +11,18 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, StringConstraints, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from textsift.budgets.config import EmbeddingDPParams
 from textsift.detection.data_params import DetectorDataParams
 from textsift.errors import ConfigError
 from textsift.mechanisms.datasifter.config import DataSifterSetting
 from textsift.mechanisms.metric_dp.config import MetricDPSetting
 from textsift.mechanisms.redact.config import RedactSetting
 from textsift.models.detector_params import DetectorParams
-from textsift.params_base import Frozen
+from textsift.params_base import Frozen, Name
 
 Probability = float  # documented alias; range is enforced with Field(ge=0, le=1)
-Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
 Setting = Annotated[DataSifterSetting | MetricDPSetting | RedactSetting, Field(discriminator="kind")]
 
 
@@ -245,6 +245,7 @@ class Params(Frozen):
     detectors: DetectorsParams = DetectorsParams()
     indexes: IndexesParams = IndexesParams()
     privatize: PrivatizeParams = PrivatizeParams()
+    embedding_dp: EmbeddingDPParams = EmbeddingDPParams()
     evaluate: EvaluateParams = EvaluateParams()
     report: ReportParams = ReportParams()
     quality: QualityParams = QualityParams()

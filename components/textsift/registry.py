@@ -6,8 +6,8 @@ and folders it imports: editing them re-runs the stage under ``dvc repro``. A st
 ``foreach`` fans out over the named entries of that params key (``privatize@<setting>``).
 
 Full product DAG (stages land with their issues):
-ingest -> train_detectors, train_fill_in -> build_indexes -> privatize@setting
--> lrp_budgets -> evaluate.
+ingest -> train_detectors, train_fill_in -> build_indexes -> privatize@setting -> evaluate, and
+train_detectors, train_fill_in -> lrp_budgets -> embedding_dp@setting -> evaluate.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from textsift.config import Params, select
 from textsift.errors import StageError
 
 LIB = "components/textsift"
+# embedding_dp keys the lrp_budgets fit reads; the settings, grid and attacker only matter downstream of it
+EMBEDDING_FIT_PARAMS = ("encoder", "max_length", "batch_size", "spans", "replace_labels", "filler", "sensitivity",
+                        "relevance")
 COMMON_CODE = (
     f"{LIB}/config.py", f"{LIB}/corpus.py", f"{LIB}/errors.py", f"{LIB}/rng.py",
     f"{LIB}/tracking.py", f"{LIB}/locks.py", f"{LIB}/quality", f"{LIB}/stages/__init__.py",
@@ -147,17 +150,44 @@ STAGES: tuple[Stage, ...] = (
         foreach="privatize.settings",
     ),
     Stage(
+        name="lrp_budgets",
+        summary="embed the corpus (task-irrelevant sensitive words filled); per-dimension sensitivity, LRP relevance",
+        upstream=("ingest", "train_detectors", "train_fill_in"),
+        deps=("data/ingest/corpus.parquet", "data/detected/spans.parquet", "models/fill_in.json"),
+        code=(f"{LIB}/budgets", f"{LIB}/models", f"{LIB}/stages/detected_spans.py", f"{LIB}/evaluation/utility.py",
+              f"{LIB}/mechanisms/protected_spans.py", f"{LIB}/tokenize.py", f"{LIB}/artifacts.py", f"{LIB}/device.py"),
+        params=("seed", "device", *(f"embedding_dp.{k}" for k in EMBEDDING_FIT_PARAMS)),
+        outs=("data/lrp_budgets",),
+        metrics=("metrics/lrp_budgets.json",),
+        gpu=True,
+    ),
+    Stage(
+        name="embedding_dp",
+        summary="publish one set of noisy sentence embeddings: per-dimension budgets, Laplace noise, manifest",
+        upstream=("lrp_budgets",),
+        deps=("data/lrp_budgets",),
+        code=(f"{LIB}/budgets", f"{LIB}/evaluation/utility.py", f"{LIB}/stages/lrp_budgets.py"),
+        params=("seed", "privatize.production", "embedding_dp.encoder", "embedding_dp.relevance", "embedding_dp.grid"),
+        outs=("data/embeddings/{key}.parquet", "data/embeddings/{key}.manifest.json"),
+        metrics=("metrics/embedding_dp/{key}.json",),
+        foreach="embedding_dp.settings",
+    ),
+    Stage(
         name="evaluate",
         summary="utility of classifiers trained on each corpus: the privacy-utility frontier",
-        upstream=("ingest", "train_detectors", "train_fill_in", "privatize"),
-        deps=("data/ingest/corpus.parquet", "models/detector.json", "models/fill_in.json"),
-        code=(f"{LIB}/evaluation", f"{LIB}/models", f"{LIB}/artifacts.py", f"{LIB}/device.py"),
-        params=("seed", "device", "evaluate", "report", "privatize.settings", "tracking.log_models"),
+        upstream=("ingest", "train_detectors", "train_fill_in", "privatize", "embedding_dp"),
+        deps=("data/ingest/corpus.parquet", "models/detector.json", "models/fill_in.json", "data/lrp_budgets"),
+        code=(f"{LIB}/evaluation", f"{LIB}/models", f"{LIB}/budgets", f"{LIB}/stages/evaluate_embeddings.py",
+              f"{LIB}/stages/embedding_dp.py", f"{LIB}/stages/lrp_budgets.py", f"{LIB}/artifacts.py",
+              f"{LIB}/device.py"),
+        params=("seed", "device", "evaluate", "report", "privatize.settings", "embedding_dp", "tracking.log_models"),
         outs=("reports/evaluate/utility.csv", "reports/evaluate/frontier.csv", "reports/evaluate/frontier.png",
-              "reports/evaluate/report.html"),
-        metrics=("metrics/evaluate.json",),
+              "reports/evaluate/embedding_dp.csv", "reports/evaluate/embedding_dp.png", "reports/evaluate/report.html"),
+        metrics=("metrics/evaluate.json", "metrics/evaluate_embeddings.json"),
         plots=(Plot("reports/evaluate/frontier.csv", x="leak_rate", y="utility",
-                    title="Privacy-utility frontier (one point per setting)"),),
+                    title="Privacy-utility frontier (one point per setting)"),
+               Plot("reports/evaluate/embedding_dp.csv", x="epsilon_max", y="utility",
+                    title="Noisy sentence embeddings: utility vs epsilon_max")),
     ),
 )
 

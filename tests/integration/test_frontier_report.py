@@ -50,7 +50,15 @@ def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
     drop = by_setting["ds"].data.metrics["utility.tfidf_logreg.original.accuracy_drop"]
     assert drop == pytest.approx(by_setting["ds"].data.metrics["frontier.utility_drop"])
     parent_artifacts = {a.path for a in client.list_artifacts(result["parent_run_id"], "frontier")}
-    assert {"frontier/report.html", "frontier/frontier.png", "frontier/frontier.csv"} <= parent_artifacts
+    assert {"frontier/report.html", "frontier/frontier.png", "frontier/frontier.csv",
+            "frontier/embedding_dp.png", "frontier/embedding_dp.csv"} <= parent_artifacts
+    embedding = {r.data.tags["textsift.setting"]: r for r in
+                 client.search_runs([result["experiment_id"]], "tags.`textsift.stage` = 'embedding_frontier'")}
+    assert set(embedding) == {"lrp_eps50", "uniform_eps50"}
+    for run in embedding.values():
+        assert {"embedding.epsilon_max", "embedding.roc_auc", "embedding.attack_success_all"} <= set(run.data.metrics)
+    assert embedding["uniform_eps50"].data.tags["textsift.mechanism"] == "embedding_dp_uniform"
+    assert embedding["lrp_eps50"].data.params["setting.allocation"] == "lrp"
 
 
 def test_report_shows_no_original_text(flow_run: dict) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
@@ -48,7 +49,8 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
     )
     by_stage = {run.data.tags["textsift.instance"]: run for run in children if "textsift.instance" in run.data.tags}
     assert set(by_stage) == {"ingest", "train_detectors", "train_fill_in", "build_indexes@w2v", "privatize@ds",
-                             "privatize@ds2", "privatize@mdp", "privatize@mdp_det", "privatize@red", "evaluate"}
+                             "privatize@ds2", "privatize@mdp", "privatize@mdp_det", "privatize@red", "lrp_budgets",
+                             "embedding_dp@lrp_eps50", "embedding_dp@uniform_eps50", "evaluate"}
     assert all(run.info.status == "FINISHED" for run in children)
     assert by_stage["privatize@mdp"].data.params["privatize.settings.mdp.epsilon"] == "20.0"
     assert "seed" in by_stage["privatize@mdp"].data.params  # an experiment run logs its seed
@@ -61,6 +63,32 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
     assert {"tfidf_logreg", "evaluate"} <= artifacts
     model_files = {a.path for a in client.list_artifacts(evaluate.info.run_id, "tfidf_logreg")}
     assert "tfidf_logreg/MLmodel" in model_files
+
+
+def test_noisy_embeddings_are_published_with_their_manifest_and_evaluated(flow_run: dict) -> None:
+    root: Path = flow_run["root"]
+    corpus = read_corpus(root / "data/ingest/corpus.parquet")
+    fit = pd.read_parquet(root / "data/lrp_budgets/embeddings.parquet")
+    basis = np.stack(fit["embedding"].to_numpy())
+    for key, allocation in (("lrp_eps50", "lrp"), ("uniform_eps50", "uniform")):
+        published = pd.read_parquet(root / f"data/embeddings/{key}.parquet")
+        assert published[["doc_id", "label", "split"]].equals(corpus[["doc_id", "label", "split"]])
+        assert list(published.columns) == ["doc_id", "split", "label", "embedding"]  # no text, no clean vectors
+        manifest = json.loads((root / f"data/embeddings/{key}.manifest.json").read_text())
+        assert manifest["allocation"] == allocation and manifest["epsilon_max"] == 50
+        assert sum(manifest["epsilon_d"]) == pytest.approx(50, rel=1e-9)  # sequential composition: Σ ε_d = ε_max
+        noise = np.stack(published["embedding"].to_numpy()) - basis
+        scale = np.array(manifest["laplace_scale"])
+        np.testing.assert_allclose(np.abs(noise).mean(axis=0).mean() / scale.mean(), 1.0, rtol=0.1)  # E|Lap(λ)| = λ
+    assert manifest["a"] is None
+    table = pd.read_csv(root / "reports/evaluate/embedding_dp.csv")
+    assert list(table["setting"]) == ["original", "filled", "lrp_eps50", "uniform_eps50"]
+    assert table[["roc_auc", "attack_success"]].apply(lambda c: c.between(0, 1)).all().all()
+    evaluation = json.loads((root / "metrics/evaluate_embeddings.json").read_text())
+    assert set(evaluation) == {"original", "filled", "lrp_eps50", "uniform_eps50"}
+    assert evaluation["lrp_eps50"]["epsilon_max"] == 50
+    html = (root / "reports/evaluate/report.html").read_text()
+    assert "Noisy sentence embeddings" in html
 
 
 def test_logged_model_loads_and_predicts(flow_run: dict, tmp_path: Path) -> None:

@@ -27,7 +27,9 @@ from textsift import rng
 from textsift.errors import ConfigError
 
 NOISE_STAGE = "lrp_budgets.noise"
-RELEVANCE_FLOOR = 1e-12
+# r̂ below 1e-3 counts as 1e-3. A dimension the classifier never uses (MiniLM has constant ones) would otherwise
+# get an ε_d near 0 and noise of scale 1e18 and more: useless for privacy, ruinous for float32 consumers.
+RELEVANCE_FLOOR = 1e-3
 
 
 def _check_epsilon_max(epsilon_max: float) -> None:
@@ -70,7 +72,7 @@ def _check_sensitivity(sensitivity: np.ndarray) -> np.ndarray:
 
 
 def normalized_relevance(relevance: np.ndarray) -> np.ndarray:
-    """r̂ = r / mean(r), floored at 1e-12 so that r̂^γ stays positive (METHODS.md §3 step 4).
+    """r̂ = r / mean(r), floored at ``RELEVANCE_FLOOR`` (1e-3) so that 1/r̂^γ stays bounded (METHODS.md §3 step 4).
 
     Raises:
         ConfigError: relevance is empty, not 1-D, negative, non-finite, or all zero.
@@ -173,6 +175,18 @@ def laplace_scale(sensitivity: np.ndarray, epsilon_d: np.ndarray) -> np.ndarray:
     return delta / eps
 
 
+def unit_laplace(doc_ids: Sequence[str], dim: int, seed: int) -> np.ndarray:
+    """Lap(0, 1) draws, one row of ``dim`` per id from ``rng.generator(seed, "lrp_budgets.noise", id)``.
+
+    :func:`laplace_noise` scales these by λ_d; a caller comparing several allocations on the same rows
+    (the grid search) draws them once and scales them per allocation, which gives the same noise.
+    """
+    unit = np.empty((len(doc_ids), int(dim)), dtype=np.float64)
+    for row, doc_id in enumerate(doc_ids):
+        unit[row] = rng.generator(seed, NOISE_STAGE, str(doc_id)).laplace(0.0, 1.0, size=int(dim))
+    return unit
+
+
 def laplace_noise(embeddings: np.ndarray, doc_ids: Sequence[str], sensitivity: np.ndarray,
                   epsilon_d: np.ndarray, seed: int) -> np.ndarray:
     """Add Lap(0, Δf_d/ε_d) to every dimension of every embedding (METHODS.md §3 step 5).
@@ -204,9 +218,6 @@ def laplace_noise(embeddings: np.ndarray, doc_ids: Sequence[str], sensitivity: n
         raise ValueError(f"got {len(ids)} doc ids for {clean.shape[0]} embeddings")
     if len(set(ids)) != len(ids):
         raise ValueError("doc ids must be unique: rows with the same id would get the same noise")
-    dim = scale.shape[0]
-    unit = np.empty((len(ids), dim), dtype=np.float64)
-    for row, doc_id in enumerate(ids):
-        unit[row] = rng.generator(seed, NOISE_STAGE, str(doc_id)).laplace(0.0, 1.0, size=dim)
+    unit = unit_laplace(ids, scale.shape[0], seed)
     out_dtype = clean.dtype if np.issubdtype(clean.dtype, np.floating) else np.float64
     return (clean.astype(np.float64) + unit * scale).astype(out_dtype)

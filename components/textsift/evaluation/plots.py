@@ -44,3 +44,35 @@ def frontier_png(table: pd.DataFrame, utility_name: str, leak_ceiling: float) ->
     data = _png(fig)
     plt.close(fig)
     return data
+
+
+def embedding_dp_png(table: pd.DataFrame, references: pd.DataFrame, utility_name: str) -> bytes:
+    """Noisy embeddings vs ε_max: downstream utility (left) and keyword-attack success (right), per allocation.
+
+    ``table`` has one row per setting (``allocation, epsilon_max, utility, attack_success``); ``references``
+    one row per unnoised view (``setting, utility, attack_success``), drawn as horizontal lines.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, column, label in ((axes[0], "utility", utility_name), (axes[1], "attack_success",
+                                                                     "keyword attack balanced accuracy")):
+        for allocation, group in table.groupby("allocation", sort=True):
+            group = group.sort_values("epsilon_max")
+            ax.plot(group["epsilon_max"], group[column], marker="o", label=f"{allocation} allocation")
+        for (_, ref), style in zip(references.iterrows(), (":", "--", "-."), strict=False):
+            ax.axhline(ref[column], color="grey", linestyle=style, linewidth=1, label=f"{ref['setting']} (no noise)")
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon_max per document embedding")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[1].axhline(0.5, color="black", linewidth=0.5)
+    axes[0].legend(fontsize=8, loc="best")
+    axes[0].set_title("Utility (higher is better)")
+    axes[1].set_title("Keyword inference (0.5 = chance)")
+    data = _png(fig)
+    plt.close(fig)
+    return data

@@ -11,8 +11,11 @@ Then the frontier: utility drop vs leak rate per setting, Pareto flags, the rank
 pipeline's parent MLflow run — and one ``frontier@<setting>`` MLflow run per setting whose
 metric names are the same for every mechanism, so the MLflow UI's compare view lines them up.
 
-Outputs ``metrics/evaluate.json``, ``reports/evaluate/{utility,frontier}.csv``,
-``reports/evaluate/frontier.png`` and ``reports/evaluate/report.html``.
+Noisy sentence embeddings (``embedding_dp`` settings) get their own rows: utility of the MLP trained on
+each published set and keyword-attack success (:mod:`textsift.stages.evaluate_embeddings`).
+
+Outputs ``metrics/evaluate.json``, ``metrics/evaluate_embeddings.json``, ``reports/evaluate/{utility,
+frontier,embedding_dp}.csv``, ``reports/evaluate/{frontier,embedding_dp}.png`` and ``reports/evaluate/report.html``.
 """
 
 from __future__ import annotations
@@ -40,17 +43,28 @@ from textsift.evaluation.utility import UTILITY_METRICS, score, score_probabilit
 from textsift.models.detector import detect
 from textsift.models.detector_io import load_detector
 from textsift.stages import StageContext
+from textsift.stages.evaluate_embeddings import PLOT as EMBEDDING_PLOT
+from textsift.stages.evaluate_embeddings import TABLE as EMBEDDING_TABLE
+from textsift.stages.evaluate_embeddings import evaluate_embeddings
 
 log = logging.getLogger("textsift")
 CORPUS = "data/ingest/corpus.parquet"
 PRIVATIZED = "data/privatized/{key}.parquet"
 METRICS = "metrics/evaluate.json"
+EMBEDDING_METRICS = "metrics/evaluate_embeddings.json"
 TABLE = "reports/evaluate/utility.csv"
 FRONTIER = "reports/evaluate/frontier.csv"
 PLOT = "reports/evaluate/frontier.png"
 REPORT = "reports/evaluate/report.html"
 PRIVACY = "metrics/privatize/{key}.json"
 CLASSIFIER = "tfidf_logreg"
+EMBEDDING_COLUMNS = ("epsilon_max", *UTILITY_METRICS, "attack_success_all", "attack_success_kept",
+                     "attack_success_filled")
+EMBEDDING_NOTE = (
+    "Noisy embeddings: each published document embedding is epsilon_max-DP for one sensitive-word substitution "
+    "within the masked-LM candidate neighbourhood (Laplace per dimension, sequential composition over "
+    "dimensions); a person in k documents composes to k * epsilon_max. Keyword attack: balanced accuracy of "
+    "classifiers trained on clean embeddings (0.5 = chance).")
 
 
 def _split(frame: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -108,7 +122,6 @@ def run(ctx: StageContext) -> None:
                 row["test_on"], {})[metric] = None if math.isnan(value) else value
     report = quality.check_metrics(flat, name="evaluate_metrics", unit_interval=UTILITY_METRICS)
     report.raise_if_failed()
-    write_json(nested, ctx.path(METRICS))
     if ctx.params.tracking.log_models:
         ctx.tracker.log_sklearn_model(ctx.run_id, model, CLASSIFIER)
     ctx.log_metrics({**flat, **report.to_metrics()})
@@ -120,8 +133,14 @@ def run(ctx: StageContext) -> None:
     for key, attack in attacker_metrics(ctx, corpus).items():
         privacy.setdefault(key, {}).update(attack)
         ctx.log_metrics({f"{key}.{name}": value for name, value in attack.items()})
-    frontier = write_frontier(ctx, utility, privacy)
+    embeddings, embedding_metrics, embedding_png = evaluate_embeddings(ctx)
+    ctx.log_metrics(embedding_metrics)
+    write_json(nested, ctx.path(METRICS))
+    write_json({row["setting"]: {k: float(row[k]) for k in EMBEDDING_COLUMNS if not _isnan(row[k])}
+                for _, row in embeddings.iterrows()}, ctx.path(EMBEDDING_METRICS))
+    frontier = write_frontier(ctx, utility, privacy, embeddings, embedding_png)
     log_setting_runs(ctx, frontier, utility, privacy)
+    log_embedding_runs(ctx, embeddings)
     log.info("evaluate: %d settings; original %s accuracy %.3f", len(ctx.params.privatize.settings),
              CLASSIFIER, flat.get(f"original.{CLASSIFIER}.original.accuracy", float("nan")))
 
@@ -166,9 +185,10 @@ def _examples(ctx: StageContext) -> dict[str, list[str]]:
 
 
 def write_frontier(
-    ctx: StageContext, utility: pd.DataFrame, privacy: dict[str, dict[str, float]]
+    ctx: StageContext, utility: pd.DataFrame, privacy: dict[str, dict[str, float]], embeddings: pd.DataFrame,
+    embedding_png: bytes,
 ) -> pd.DataFrame:
-    """Frontier table, plot and HTML report, written and logged to the parent run."""
+    """Frontier table, plot and HTML report (text and embedding settings), written and logged to the parent run."""
     settings = ctx.params.privatize.settings
     options = ctx.params.evaluate.frontier
     rows = frontier_rows(utility, privacy, {k: s.kind for k, s in settings.items()}, options.utility)
@@ -177,9 +197,12 @@ def write_frontier(
     best = recommend(table)
     summary = [f"Utility: {options.utility}; leak ceiling {options.leak_ceiling:g}.",
                f"Recommended setting: {best}." if best else "No privatized setting is within the leak ceiling."]
+    summary.append(EMBEDDING_NOTE)
     html = render_report("textsift privacy-utility report", summary,
-                         {"Frontier": table, "Utility of every classifier and test set": utility},
-                         {"Privacy-utility frontier": png}, _examples(ctx))
+                         {"Frontier": table, "Utility of every classifier and test set": utility,
+                          "Noisy sentence embeddings (METHODS.md section 3)": embeddings},
+                         {"Privacy-utility frontier": png, "Noisy sentence embeddings vs epsilon_max": embedding_png},
+                         _examples(ctx))
     with atomic_path(ctx.path(FRONTIER)) as tmp:
         table.to_csv(tmp, index=False, float_format="%.6f")
     with atomic_path(ctx.path(PLOT)) as tmp:
@@ -187,7 +210,7 @@ def write_frontier(
     with atomic_path(ctx.path(REPORT)) as tmp:
         tmp.write_text(html, encoding="utf-8")
     target = ctx.parent_run_id or ctx.run_id
-    for path in (FRONTIER, PLOT, REPORT):
+    for path in (FRONTIER, PLOT, REPORT, EMBEDDING_TABLE, EMBEDDING_PLOT):
         ctx.tracker.log_artifact(target, ctx.path(path), "frontier")
     return table
 
@@ -215,5 +238,25 @@ def log_setting_runs(
         ctx.tracker.end_run(run_id, True)
 
 
+def log_embedding_runs(ctx: StageContext, embeddings: pd.DataFrame) -> None:
+    """One ``frontier@<setting>`` run per noisy-embedding setting: ε_max, utility, keyword-attack success.
+
+    Tagged ``textsift.stage = embedding_frontier``: their metrics differ from the text settings', whose
+    ``frontier`` runs keep one set of names so the MLflow compare view lines them up.
+    """
+    for _, row in embeddings.iterrows():
+        key = str(row["setting"])
+        setting = ctx.params.embedding_dp.settings.get(key)
+        if setting is None:
+            continue
+        run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,
+                                       tags={"textsift.stage": "embedding_frontier", "textsift.setting": key,
+                                             "textsift.mechanism": f"embedding_dp_{setting.allocation}"})
+        ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
+        metrics = {f"embedding.{column}": row[column] for column in (*EMBEDDING_COLUMNS, "a", "b", "gamma")}
+        ctx.tracker.log_metrics(run_id, {k: float(v) for k, v in metrics.items() if not _isnan(v)})
+        ctx.tracker.end_run(run_id, True)
+
+
 def _isnan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)
+    return value is None or (isinstance(value, float) and math.isnan(value))

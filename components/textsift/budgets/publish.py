@@ -1,0 +1,107 @@
+"""One published embedding set: choose a, b, γ, allocate ε_d, add the noise, describe it (METHODS.md §3 steps 4-6).
+
+The grid search scores every (a, b, γ) of the grid by the downstream classifier's validation AUC
+(macro-F1 for more than two classes): train on noisy training embeddings, test on noisy validation
+embeddings — what a data team holding only the published set would see. The Laplace draws of a row are
+keyed by (seed, document id) and scaled per allocation, so every grid point sees the same noise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from textsift.budgets.allocation import allocate_epsilon, laplace_scale, uniform_epsilon, unit_laplace
+from textsift.budgets.config import EmbeddingDPSetting, GridParams, RelevanceParams
+from textsift.budgets.fit import classify
+from textsift.evaluation.utility import score_probabilities
+
+ACCOUNTING = (
+    "Each published row (one document embedding) is epsilon_max-DP with respect to substituting one sensitive word "
+    "within the masked-LM candidate neighbourhood whose spread defines the sensitivity: dimension d gets "
+    "Lap(0, sensitivity_d / epsilon_d), and the dimensions compose sequentially (sum of epsilon_d = epsilon_max). "
+    "A person in k published rows composes to k * epsilon_max. The sensitivity is empirical, and sensitivity and "
+    "relevance were fitted on the corpus itself, so the allocation is not private; the noise is."
+)
+
+
+@dataclass(frozen=True)
+class Split:
+    """Rows of one split: embeddings [n, dim], their document ids and labels."""
+
+    x: np.ndarray
+    ids: list[str]
+    labels: list[str]
+
+
+def selection_metric(labels: Sequence[str]) -> str:
+    """ROC AUC for a binary task, macro-F1 otherwise (AUC is defined for two classes only here)."""
+    return "roc_auc" if len(set(labels)) == 2 else "macro_f1"
+
+
+def epsilon_for(setting: EmbeddingDPSetting, sensitivity: np.ndarray, relevance: np.ndarray,
+                shape: tuple[float, float, float] | None) -> np.ndarray:
+    """ε_d of a setting: relevance-weighted for ``lrp`` with ``shape = (a, b, γ)``, else uniform (§3 step 4)."""
+    if setting.allocation == "uniform" or shape is None:
+        return uniform_epsilon(sensitivity.shape[0], setting.epsilon_max)
+    a, b, gamma = shape
+    return allocate_epsilon(sensitivity, relevance, setting.epsilon_max, setting.p, a, b, gamma)
+
+
+def noisy(split: Split, unit: np.ndarray, sensitivity: np.ndarray, epsilon_d: np.ndarray) -> np.ndarray:
+    """The split's embeddings plus pre-drawn unit Laplace noise scaled by λ_d = Δf_d / ε_d (§3 step 5)."""
+    return (split.x.astype(np.float64) + unit * laplace_scale(sensitivity, epsilon_d)).astype(np.float32)
+
+
+def _grid_points(setting: EmbeddingDPSetting, grid: GridParams) -> list[tuple[float, float, float]]:
+    if setting.a is not None and setting.b is not None and setting.gamma is not None:
+        return [(setting.a, setting.b, setting.gamma)]
+    return [(a, b, g) for a, b, g in itertools.product(grid.a, grid.b, grid.gamma) if a + b > 0]
+
+
+def choose_shape(setting: EmbeddingDPSetting, sensitivity: np.ndarray, relevance: np.ndarray, grid: GridParams,
+                 train: Split, validation: Split, classifier: RelevanceParams, seed: int
+                 ) -> tuple[tuple[float, float, float] | None, pd.DataFrame]:
+    """Pick (a, b, γ) by validation score of the downstream classifier on noisy embeddings (§3 step 4).
+
+    Returns:
+        The winning shape (None for ``uniform``) and one row per grid point: ``a, b, gamma, metric, score``
+        (a uniform setting gets one row with a, b, γ empty). Ties go to the earlier grid point.
+    """
+    metric = selection_metric(train.labels)
+    unit_train = unit_laplace(train.ids, train.x.shape[1], seed)
+    unit_val = unit_laplace(validation.ids, validation.x.shape[1], seed)
+    points: list[tuple[float, float, float] | None] = (
+        [None] if setting.allocation == "uniform" else list(_grid_points(setting, grid)))
+    rows: list[dict[str, Any]] = []
+    for shape in points:
+        epsilon_d = epsilon_for(setting, sensitivity, relevance, shape)
+        classes, proba = classify(noisy(train, unit_train, sensitivity, epsilon_d), train.labels,
+                                  noisy(validation, unit_val, sensitivity, epsilon_d), classifier, seed, "grid")
+        value = score_probabilities(classes, proba, validation.labels)[metric]
+        a, b, gamma = shape if shape is not None else (math.nan, math.nan, math.nan)
+        rows.append({"a": a, "b": b, "gamma": gamma, "metric": metric, "score": value})
+    table = pd.DataFrame(rows)
+    scores = table["score"].fillna(-math.inf).to_numpy()
+    best = points[int(np.argmax(scores))]
+    return best, table
+
+
+def manifest(name: str, setting: EmbeddingDPSetting, shape: tuple[float, float, float] | None,
+             sensitivity: np.ndarray, epsilon_d: np.ndarray, encoder: str, n_rows: int,
+             seed: int | None) -> dict[str, Any]:
+    """What a data team needs to use and audit the published set (§3 step 6); numbers only, no text."""
+    a, b, gamma = shape if shape is not None else (None, None, None)
+    return {
+        "setting": name, "allocation": setting.allocation, "epsilon_max": setting.epsilon_max, "p": setting.p,
+        "a": a, "b": b, "gamma": gamma, "encoder": encoder, "dim": int(sensitivity.shape[0]), "rows": n_rows,
+        "epsilon_d": [float(v) for v in epsilon_d], "sensitivity": [float(v) for v in sensitivity],
+        "laplace_scale": [float(v) for v in laplace_scale(sensitivity, epsilon_d)],
+        "seed": seed, "noise_key": "rng.generator(seed, 'lrp_budgets.noise', doc_id)", "accounting": ACCOUNTING,
+    }

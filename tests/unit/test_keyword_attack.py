@@ -1,0 +1,66 @@
+"""The keyword-inference attacker (METHODS.md §3 evaluation) and the published-embeddings GX suite."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from textsift.evaluation.keyword_attack import attack_success, targets, train_attackers
+from textsift.quality import check_embeddings
+
+N, DIM = 400, 16
+
+
+@pytest.fixture
+def planted() -> tuple[np.ndarray, list[set[str]], list[set[tuple[str, str]]], np.ndarray]:
+    """Documents where LOC presence moves dimension 0 and the word 'paris' moves dimension 1."""
+    rng = np.random.default_rng(0)
+    has_loc = rng.random(N) < 0.4
+    has_paris = has_loc & (rng.random(N) < 0.5)
+    x = rng.normal(0, 0.1, size=(N, DIM))
+    x[:, 0] += 0.5 * has_loc
+    x[:, 1] += 0.5 * has_paris
+    labels = [{"LOC"} if loc else set() for loc in has_loc]
+    words = [{("LOC", "paris")} if p else ({("LOC", "rome")} if loc else set())
+             for loc, p in zip(has_loc, has_paris, strict=True)]
+    train = np.arange(N) < N // 2
+    return x, labels, words, train
+
+
+def test_targets_need_enough_positives_and_negatives_and_hide_the_words(planted: tuple) -> None:
+    x, labels, words, train = planted
+    found = targets(labels, words, train, replace_labels={"PERSON"}, min_positives=10, max_words=5)
+    assert [t.name for t in found] == ["label:LOC", "word#1", "word#2"]
+    assert all(t.group == "kept" for t in found)
+    assert not any("paris" in t.name or "rome" in t.name for t in found)  # raw words never become names
+    rare = targets(labels, words, train, replace_labels={"LOC"}, min_positives=N, max_words=5)
+    assert rare == []
+    filled = targets(labels, words, train, replace_labels={"LOC"}, min_positives=10, max_words=0)
+    assert [(t.name, t.group) for t in filled] == [("label:LOC", "filled")]
+
+
+def test_attacker_succeeds_on_clean_embeddings_and_falls_to_chance_under_heavy_noise(planted: tuple) -> None:
+    x, labels, words, train = planted
+    found = targets(labels, words, train, replace_labels=(), min_positives=10, max_words=2)
+    attackers = train_attackers(x, train, found, seed=0)
+    test = ~train
+    clean = attack_success(attackers, found, x, test)
+    assert clean["label:LOC"] > 0.95 and clean["success.all"] > 0.85
+    noisy = x + np.random.default_rng(1).laplace(0, 5.0, size=x.shape)
+    chance = attack_success(attackers, found, noisy, test)
+    assert abs(chance["success.all"] - 0.5) < 0.08
+    assert np.isnan(chance["success.filled"])  # no filled targets: no mean, not a made-up number
+
+
+def test_embeddings_suite_passes_a_good_set_and_names_what_breaks() -> None:
+    rows = pd.DataFrame({"doc_id": ["a", "b", "c"], "split": ["train", "test", "test"], "label": ["x", "y", "x"]})
+    good = rows.assign(embedding=[np.ones(4, dtype=np.float32)] * 3)
+    assert check_embeddings(rows, good, 4).success
+    bad = rows.assign(embedding=[np.ones(4), np.array([1.0, np.nan, 0, 0]), np.ones(3)])
+    report = check_embeddings(rows, bad, 4)
+    assert not report.success
+    failed = " ".join(report.failed)
+    assert "width" in failed and "finite" in failed
+    swapped = good.assign(label=["y", "y", "x"])
+    assert "same_label" in " ".join(check_embeddings(rows, swapped, 4).failed)
