@@ -19,6 +19,7 @@ REDUCED = {
     "indexes": {"geometry": {"draws": 100, "vocab_sample": 30}},
     "detectors": {"data": {"synthetic_docs": 500}, "model": {"encoder_layers": 1, "epochs": 1}},
     "evaluate": {"transformer": {"max_length": 64}},
+    "embedding_dp": {"sensitivity": {"max_words": 100}, "relevance": {"epochs": 50}},
 }
 
 

@@ -17,12 +17,16 @@ REPO = Path(__file__).resolve().parents[2]
 OUTPUTS = ("data/ingest/corpus.parquet", "data/ingest/rejects.parquet", "metrics/ingest.json",
            "models/fill_in.json", "data/indexes/w2v/index.ann", "data/indexes/w2v/vocab.txt",
            "data/privatized/mdp.parquet", "metrics/privatize/mdp.json",
-           "metrics/evaluate.json", "reports/evaluate/utility.csv", "reports/evaluate/frontier.csv")
+           "data/lrp_budgets/embeddings.parquet", "data/lrp_budgets/budgets.npz",
+           "data/embeddings/uni.parquet", "data/embeddings/uni.manifest.json",
+           "metrics/evaluate.json", "metrics/evaluate_embeddings.json", "reports/evaluate/utility.csv",
+           "reports/evaluate/frontier.csv", "reports/evaluate/embedding_dp.csv")
 # The whole DAG with its fan-out, sized to run fast through separate processes.
 PARAMS = {
     "indexes__sources": {"w2v": {"kind": "word2vec", "dim": 16, "epochs": 1, "min_count": 1, "n_trees": 2}},
     "indexes__geometry": {"epsilons": [10], "k_list": [1], "draws": 5, "vocab_sample": 5},
     "privatize__settings": {"mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 50}},
+    "embedding_dp__settings": {"uni": {"allocation": "uniform", "epsilon_max": 50}},
     "evaluate__transformer__enabled": False,
     "detectors__data__synthetic_docs": 60,
 }
@@ -56,7 +60,8 @@ def dvc_project(tmp_path: Path) -> Path:
 def test_repro_twice_is_identical_and_code_changes_rerun_only_affected_stages(dvc_project: Path) -> None:
     root = dvc_project
     first = _run(["dvc", "repro"], root)
-    for stage in ("ingest", "train_fill_in", "build_indexes@w2v", "privatize@mdp", "evaluate"):
+    for stage in ("ingest", "train_fill_in", "build_indexes@w2v", "privatize@mdp", "lrp_budgets", "embedding_dp@uni",
+                  "evaluate"):
         assert f"Running stage '{stage}'" in first
     hashes = _hashes(root)
 
@@ -66,10 +71,10 @@ def test_repro_twice_is_identical_and_code_changes_rerun_only_affected_stages(dv
     assert "Running stage 'ingest'" in forced
     assert _hashes(root) == hashes  # recomputed from scratch: byte-identical outputs
 
-    library_file = root / "components/textsift/evaluation/utility.py"
+    library_file = root / "components/textsift/evaluation/report.py"
     library_file.write_text(library_file.read_text() + "\n# touched by the test\n")
     after_edit = _run(["dvc", "repro"], root)
     assert "Running stage 'evaluate'" in after_edit
-    assert "Running stage 'ingest'" not in after_edit
+    assert "Running stage 'ingest'" not in after_edit and "Running stage 'lrp_budgets'" not in after_edit
     status = _run(["dvc", "status"], root)
     assert "up to date" in status
