@@ -186,6 +186,36 @@ def detect(
 
 
 @app.command()
+def embed(
+    input_path: Path = typer.Option(..., "--input", help="CSV/TSV/JSONL/Parquet file to embed"),
+    setting: str = typer.Option(..., help="name of an entry of embedding_dp.settings"),
+    output: Path = typer.Option(..., help="noisy embeddings (.parquet: doc_id, split, label, embedding); rejected "
+                                          "records go to <output>.rejects.parquet"),
+    params: Path | None = typer.Option(None, help="params file (default <root>/params.yaml); also used to build "
+                                                  "the fit when the project has none"),
+    root: Path = typer.Option(Path("."), help="project whose detector, encoder and fitted budgets are used"),
+    device: str | None = typer.Option(None, help="cpu, cuda or auto (default: params' device)"),
+    fmt: str = typer.Option("auto", "--format"),
+    text_field: str = typer.Option("text"),
+    label_field: str = typer.Option(NO_LABEL_FIELD, help="label column to carry over (default: none)"),
+    id_field: str | None = typer.Option(None),
+) -> None:
+    """Publish noisy sentence embeddings of a file with a setting's fitted per-dimension budgets (METHODS.md §3)."""
+    from textsift.adhoc import rejects_path
+    from textsift.embed import embed_file
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        source = _source(input_path, fmt, text_field, label_field, id_field, None)
+        metrics = embed_file(input_path, output, setting, source, params or root / "params.yaml", root.resolve(),
+                             device=device)
+    except TextsiftError as err:
+        _fail(err)
+    typer.echo(json.dumps(metrics, indent=2, sort_keys=True, default=float))
+    typer.echo(f"wrote {output}; rejected records: {rejects_path(output)}")
+
+
+@app.command()
 def evaluate(
     original: Path = typer.Option(..., help="the original file"),
     privatized: Path = typer.Option(..., help="its privatized version (same ids)"),

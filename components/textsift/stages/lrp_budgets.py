@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 
 from textsift import quality
-from textsift.artifacts import fill_in_folder
+from textsift.artifacts import ArtifactSource, fill_in_folder
 from textsift.budgets.fit import classify, fit_relevance, word_spreads
 from textsift.budgets.sensitive_words import random_words, sample_words, step_one
 from textsift.budgets.sensitivity import aggregate_sensitivity
@@ -47,14 +47,13 @@ METRICS = "metrics/lrp_budgets.json"
 WORD_SEP = "\x1f"  # "<label>\x1f<casefolded word>" in the sensitive_words column
 
 
-def encoder_path(ctx: StageContext) -> Path:
-    """The sentence encoder's folder: the packaged MiniLM, the fill-in model, or a local folder."""
-    name = ctx.params.embedding_dp.encoder
+def encoder_path_for(name: str, root: Path, source: ArtifactSource) -> Path:
+    """The sentence encoder's folder: the packaged MiniLM, the project's fill-in model, or a local folder."""
     if name == "minilm":
         return minilm_folder()
     if name == "fill_in":
-        return fill_in_folder(ctx.root, ctx.tracker)
-    return (ctx.root / name).resolve()
+        return fill_in_folder(root, source)
+    return (root / name).resolve()
 
 
 def sensitive_spans(ctx: StageContext, corpus: pd.DataFrame) -> list[list[Span]]:
@@ -98,7 +97,7 @@ def run(ctx: StageContext) -> None:
              for t, s in zip(corpus["text"], spans, strict=True)]
     filled = [text for text, _ in step1]
     device = resolve_device(ctx.params.device)
-    encoder = load_sentence_encoder(encoder_path(ctx), device)
+    encoder = load_sentence_encoder(encoder_path_for(params.encoder, ctx.root, ctx.tracker), device)
     started = time.perf_counter()
     basis = encode(encoder, filled, params.batch_size, params.max_length)
     clean = encode(encoder, corpus["text"].tolist(), params.batch_size, params.max_length)
