@@ -61,10 +61,12 @@ def _retry_transient(_task: Any, _task_run: Any, state: Any) -> bool:
 
 @task(task_run_name="{instance_name}", retries=2, retry_delay_seconds=5, retry_condition_fn=_retry_transient)
 def stage_task(
-    instance_name: str, stage: str, key: str | None, root: str, params_path: str, parent_run_id: str
+    instance_name: str, stage: str, key: str | None, root: str, params_path: str, parent_run_id: str,
+    use_cache: bool = True,
 ) -> dict[str, float]:
-    """Run one stage instance; returns its aggregate metrics."""
-    return run_stage(stage, root=root, params_path=params_path, key=key, parent_run_id=parent_run_id)
+    """Run one stage instance (skipped when its inputs are unchanged, unless ``use_cache`` is off); its metrics."""
+    return run_stage(stage, root=root, params_path=params_path, key=key, parent_run_id=parent_run_id,
+                     use_cache=use_cache)
 
 
 def placement(gpu: bool, gpu_resource: str | None) -> AbstractContextManager[Any]:
@@ -80,9 +82,13 @@ def placement(gpu: bool, gpu_resource: str | None) -> AbstractContextManager[Any
 
 
 @flow(name="textsift-pipeline")
-def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str | None = None) -> dict[str, Any]:
+def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str | None = None,
+             force: bool = False) -> dict[str, Any]:
     """Run every stage instance in DAG order; returns the MLflow ids and per-stage metrics.
 
+    An instance whose inputs (the registry's deps, its params, its code) and outputs are those of its
+    last successful run is skipped, as ``dvc repro`` skips it (:mod:`textsift.stage_cache`); so a run
+    after a failure resumes at the failed stage. ``force`` runs everything.
     ``gpu_resource``: the Dask worker resource that GPU stages need (see :func:`placement`).
     """
     logger = get_run_logger()
@@ -104,8 +110,8 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
                 waits = [futures[u.name] for u in upstream_instances(inst, params)]
                 with placement(inst.stage.gpu, gpu_resource):
                     futures[inst.name] = stage_task.submit(
-                        inst.name, inst.stage.name, inst.key, str(root_path), params_file, parent, wait_for=waits
-                    )
+                        inst.name, inst.stage.name, inst.key, str(root_path), params_file, parent, not force,
+                        wait_for=waits)
             wait(list(futures.values()))
             metrics = {name: future.result() for name, future in futures.items()}
             ok = True
@@ -142,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dask-address", default=None, help="scheduler address of an existing Dask cluster")
     parser.add_argument("--gpu-resource", default=None, help="Dask worker resource GPU stages need (e.g. GPU, "
                         "advertised by `dask worker --resources GPU=1`); only with --task-runner dask")
+    parser.add_argument("--force", action="store_true", help="run every stage, even those whose inputs are unchanged")
     args = parser.parse_args(argv)
     if args.gpu_resource and args.task_runner != "dask":
         parser.error("--gpu-resource routes stages on a Dask cluster: add --task-runner dask")
@@ -150,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         check_no_run(Path(args.root).resolve())  # before the temporary API's start-up, not after it
         start_temporary_api()
         result = pipeline.with_options(task_runner=runner)(root=args.root, params_path=args.params,
-                                                           gpu_resource=args.gpu_resource)
+                                                           gpu_resource=args.gpu_resource, force=args.force)
     except TextsiftError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

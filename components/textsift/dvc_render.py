@@ -25,7 +25,7 @@ def _input_files(stage: Stage, params: Params) -> list[str]:
     return files
 
 
-def _deps(stage: Stage, params: Params) -> list[str]:
+def stage_deps(stage: Stage, params: Params) -> list[str]:
     """Declared data deps, every output and metrics file of fanned-out upstream stages, inputs, code."""
     fanned = [
         path for inst in instances(params)
@@ -42,7 +42,7 @@ def _stage_body(stage: Stage, params: Params, key_token: str | None) -> dict[str
     param_keys = list(stage.params)
     if stage.foreach and key_token:
         param_keys.append(f"{stage.foreach}.{key_token}")
-    body: dict[str, Any] = {"cmd": cmd, "deps": [sub(d) for d in _deps(stage, params)], "params": param_keys}
+    body: dict[str, Any] = {"cmd": cmd, "deps": [sub(d) for d in stage_deps(stage, params)], "params": param_keys}
     body["outs"] = [sub(p) for p in stage.outs]
     if stage.metrics:
         body["metrics"] = [{sub(p): {"cache": False}} for p in stage.metrics]

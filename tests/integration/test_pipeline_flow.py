@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from mlflow.tracking import MlflowClient
 from prefect.artifacts import Artifact
 
@@ -120,3 +122,31 @@ def test_the_flow_run_publishes_its_mlflow_run_and_frontier_as_a_prefect_artifac
     assert artifact is not None and artifact.flow_run_id == flow_run["flow_run_id"]
     assert flow_run["result"]["parent_run_id"] in artifact.data
     assert "| ds2 | datasifter |" in artifact.data  # a frontier row
+
+
+def _children(result: dict) -> dict[str, Any]:
+    client = MlflowClient(result["tracking_uri"])
+    runs = client.search_runs([result["experiment_id"]], f"tags.mlflow.parentRunId = '{result['parent_run_id']}'")
+    return {r.data.tags["textsift.instance"]: r for r in runs if "textsift.instance" in r.data.tags}
+
+
+def test_a_rerun_skips_unchanged_stages_rebuilds_damage_and_reruns_only_a_changed_setting(flow_run: dict) -> None:
+    """Runs after the corrupted-ingest test above, whose damaged corpus the next run must repair."""
+    from flows.pipeline import pipeline
+
+    root: Path = flow_run["root"]
+    evaluate_before = (root / "metrics/evaluate.json").read_bytes()
+    repaired = _children(pipeline(root=str(root)))
+    ran = {name for name, run in repaired.items() if run.data.tags["textsift.cached"] == "false"}
+    assert ran == {"ingest"}  # its output was damaged; rebuilt byte-identical, so nothing downstream re-runs
+    assert all(run.info.status == "FINISHED" for run in repaired.values())
+    cached_eval = repaired["evaluate"].data.metrics
+    assert cached_eval["original.tfidf_logreg.original.accuracy"] == pytest.approx(
+        json.loads(evaluate_before)["original"]["tfidf_logreg"]["original"]["accuracy"])
+
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    params["privatize"]["settings"]["mdp"]["epsilon"] = 30.0
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    changed = _children(pipeline(root=str(root)))
+    assert {name for name, run in changed.items() if run.data.tags["textsift.cached"] == "false"} == {
+        "privatize@mdp", "evaluate"}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from textsift import stage_cache
 from textsift.config import Params, flatten, load_params, select
 from textsift.corpus import write_json
 from textsift.registry import StageInstance, get_stage
@@ -76,7 +77,7 @@ def _stage_params(params: Params, instance: StageInstance) -> dict[str, Any]:
 
 def run_stage(
     name: str, root: str | Path = ".", params_path: str | Path | None = None,
-    key: str | None = None, parent_run_id: str | None = None,
+    key: str | None = None, parent_run_id: str | None = None, use_cache: bool = False,
 ) -> dict[str, float]:
     """Run one stage instance and return its metrics.
 
@@ -86,25 +87,39 @@ def run_stage(
         params_path: params.yaml to load (default ``<root>/params.yaml``).
         key: fan-out key for ``foreach`` stages.
         parent_run_id: MLflow run id of the pipeline run, if any.
+        use_cache: skip the work when the instance's inputs and outputs are those of its last successful
+            run (:mod:`textsift.stage_cache`; the flow's default). The skipped instance still gets its MLflow
+            run, tagged ``textsift.cached``, with the recorded metrics. DVC decides for itself and never asks.
     """
     root = Path(root).resolve()
     params = load_params(params_path or root / "params.yaml")
     instance = StageInstance(get_stage(name), key)
+    stage_params = _stage_params(params, instance)
+    digest = stage_cache.input_digest(instance, params, stage_params, root) if use_cache else None
+    cached = stage_cache.lookup(instance, digest, root) if digest else None
     with _IMPORT_LOCK:
-        module = importlib.import_module(f"textsift.stages.{instance.stage.name}")
+        module = None if cached is not None else importlib.import_module(f"textsift.stages.{instance.stage.name}")
     tracker = Tracker(params.tracking, root)
     if parent_run_id is None:  # a top-level start (dvc repro, the CLI): end what a killed run left RUNNING
         tracker.end_orphaned_runs()
-    tags = {"textsift.stage": instance.stage.name, "textsift.instance": instance.name}
+    tags = {"textsift.stage": instance.stage.name, "textsift.instance": instance.name,
+            "textsift.cached": str(cached is not None).lower()}
     run_id = tracker.start_run(instance.name, parent_id=parent_run_id, tags=tags)
+    tracker.log_params(run_id, stage_params)
+    if cached is not None:
+        tracker.log_metrics(run_id, cached)
+        tracker.end_run(run_id, True)
+        log.info("stage %s unchanged since its last run: skipped (cached)", instance.name)
+        return cached
     ctx = StageContext(root, params, instance, tracker, run_id, parent_run_id)
-    tracker.log_params(run_id, _stage_params(params, instance))
     started = time.perf_counter()
     ok = False
     try:
         log.info("stage %s started", instance.name)
         module.run(ctx)
         ok = True
+        if digest:
+            stage_cache.store(instance, digest, root, ctx.metrics)
     finally:
         tracker.log_metrics(run_id, {"stage.wall_seconds": time.perf_counter() - started})
         tracker.end_run(run_id, ok)
