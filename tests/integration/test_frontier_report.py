@@ -49,6 +49,18 @@ def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
     assert "datasifter.masked_fraction_mean" in by_setting["ds"].data.metrics
     drop = by_setting["ds"].data.metrics["utility.tfidf_logreg.original.accuracy_drop"]
     assert drop == pytest.approx(by_setting["ds"].data.metrics["frontier.utility_drop"])
+    frontier = pd.read_csv(flow_run["root"] / "reports/evaluate/frontier.csv")
+    for _, row in frontier.iterrows():
+        tags = by_setting[row["setting"]].data.tags
+        assert tags["textsift.pareto"] == str(bool(row["pareto"])).lower()
+        assert tags["textsift.within_ceiling"] == str(bool(row["within_ceiling"])).lower()
+    parent = client.get_run(result["parent_run_id"])
+    html = (flow_run["root"] / "reports/evaluate/report.html").read_text(encoding="utf-8")
+    recommended = parent.data.tags["textsift.recommended_setting"]
+    assert (f"Recommended setting: {recommended}." in html if recommended != "none"
+            else "No privatized setting is within the leak ceiling." in html)
+    assert parent.data.metrics["frontier.mdp.leak_rate"] == pytest.approx(
+        float(frontier.loc[frontier["setting"] == "mdp", "leak_rate"].iloc[0]))
     parent_artifacts = {a.path for a in client.list_artifacts(result["parent_run_id"], "frontier")}
     assert {"frontier/report.html", "frontier/frontier.png", "frontier/frontier.csv",
             "frontier/embedding_dp.png", "frontier/embedding_dp.csv"} <= parent_artifacts

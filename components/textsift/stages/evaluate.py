@@ -188,7 +188,12 @@ def write_frontier(
     ctx: StageContext, utility: pd.DataFrame, privacy: dict[str, dict[str, float]], embeddings: pd.DataFrame,
     embedding_png: bytes,
 ) -> pd.DataFrame:
-    """Frontier table, plot and HTML report (text and embedding settings), written and logged to the parent run."""
+    """Frontier table, plot and HTML report (text and embedding settings), written and logged to the parent run.
+
+    The parent run also gets the frontier as metrics (``frontier.<setting>.utility``/``.leak_rate``) and the
+    recommended setting as the tag ``textsift.recommended_setting`` (``none`` when no setting is within the
+    leak ceiling), so the MLflow UI says which setting to ship.
+    """
     settings = ctx.params.privatize.settings
     options = ctx.params.evaluate.frontier
     rows = frontier_rows(utility, privacy, {k: s.kind for k, s in settings.items()}, options.utility)
@@ -210,6 +215,10 @@ def write_frontier(
     with atomic_path(ctx.path(REPORT)) as tmp:
         tmp.write_text(html, encoding="utf-8")
     target = ctx.parent_run_id or ctx.run_id
+    ctx.tracker.set_tags(target, {"textsift.recommended_setting": best or "none"})
+    ctx.tracker.log_metrics(target, {f"frontier.{row['setting']}.{column}": float(row[column])
+                                     for _, row in table.iterrows() for column in ("utility", "leak_rate")
+                                     if not _isnan(row[column])})
     for path in (FRONTIER, PLOT, REPORT, EMBEDDING_TABLE, EMBEDDING_PLOT):
         ctx.tracker.log_artifact(target, ctx.path(path), "frontier")
     return table
@@ -223,7 +232,9 @@ def log_setting_runs(
         key = str(row["setting"])
         run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,
                                        tags={"textsift.stage": "frontier", "textsift.setting": key,
-                                             "textsift.mechanism": str(row["mechanism"])})
+                                             "textsift.mechanism": str(row["mechanism"]),
+                                             "textsift.pareto": str(bool(row["pareto"])).lower(),
+                                             "textsift.within_ceiling": str(bool(row["within_ceiling"])).lower()})
         setting = ctx.params.privatize.settings.get(key)
         if setting is not None:
             ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
