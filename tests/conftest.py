@@ -55,7 +55,8 @@ def tiny_params(**overrides: object) -> dict:
                          "settings": {"lrp_eps50": {"allocation": "lrp", "epsilon_max": 50},
                                       "uniform_eps50": {"allocation": "uniform", "epsilon_max": 50}}},
         "evaluate": {"tfidf_logreg": {"n_features_log2": 12, "max_iter": 200},
-                     "transformer": {"epochs": 1, "batch_size": 16, "max_length": 64}},
+                     "transformer": {"encoder": "fill_in", "encoder_layers": None, "epochs": 1, "batch_size": 16,
+                                     "max_length": 64}},
     }
     for dotted, value in overrides.items():
         node = params

@@ -100,9 +100,12 @@ class TfidfLogregParams(Frozen):
 
 
 class TransformerClassifierParams(Frozen):
-    """A sequence classifier fine-tuned from the corpus-trained fill-in encoder (METHODS.md §5)."""
+    """A sequence classifier fine-tuned from a BERT encoder (METHODS.md §5)."""
 
     enabled: bool = True
+    encoder: str = Field("minilm", description="minilm (packaged all-MiniLM-L6-v2) | fill_in (the corpus-trained "
+                                               "masked LM) | a local BERT folder")
+    encoder_layers: int | None = Field(3, ge=1, description="keep the first k transformer layers (null: all)")
     epochs: float = Field(2.0, gt=0)
     batch_size: int = Field(32, ge=1)
     learning_rate: float = Field(1e-4, gt=0)

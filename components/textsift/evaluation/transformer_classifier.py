@@ -1,8 +1,11 @@
-"""A transformer sequence classifier fine-tuned from the corpus-trained encoder (METHODS.md §5).
+"""A transformer sequence classifier fine-tuned from a BERT encoder (METHODS.md §5).
 
-The fill-in model's BERT encoder (trained on the ORIGINAL training split) gets a fresh
-classification head and is fine-tuned on one corpus's training split — privatized or original —
-then scores test texts. Seeded: batch order from a numpy generator, the head's initial weights
+The encoder — the packaged MiniLM (its first ``encoder_layers`` layers) by default, or the fill-in
+model's BERT trained on the ORIGINAL training split — gets a fresh classification head and is
+fine-tuned on one corpus's training split (privatized or original), then scores test texts. The
+corpus-trained fill-in encoder, fine-tuned for one epoch, predicted one class on every corpus.
+
+Seeded: batch order from a numpy generator, the head's initial weights
 from a ``torch.Generator``, and dropout from PyTorch's default generator forked and seeded for
 the duration of training only (no global state leaks out).
 """
@@ -19,6 +22,7 @@ from transformers import AutoTokenizer, BertForSequenceClassification, PreTraine
 
 from textsift.config import TransformerClassifierParams
 from textsift.device import autocast, global_torch_rng
+from textsift.models.detector_encoders import keep_layers
 from textsift.models.fill_in import seed_weights
 from textsift.models.loading import hf_folders, load_pretrained
 from textsift.rng import generator, torch_seed
@@ -49,6 +53,7 @@ def fine_tune(
     model, info = load_pretrained(
         BertForSequenceClassification.from_pretrained, model_dir, num_labels=len(classes), output_loading_info=True
     )
+    keep_layers(model.bert, params.encoder_layers)
     # the pooler and the head are new: initialize them from our generator, not torch's global one
     seed_weights(model, torch.Generator().manual_seed(torch_seed(seed, "evaluate.transformer.head", key)),
                  only=info["missing_keys"])

@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from textsift import quality
-from textsift.artifacts import detector_folder, fill_in_folder
+from textsift.artifacts import detector_folder
 from textsift.config import flatten
 from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_json
 from textsift.device import resolve_device
@@ -46,6 +46,7 @@ from textsift.stages import StageContext
 from textsift.stages.evaluate_embeddings import PLOT as EMBEDDING_PLOT
 from textsift.stages.evaluate_embeddings import TABLE as EMBEDDING_TABLE
 from textsift.stages.evaluate_embeddings import evaluate_embeddings
+from textsift.stages.lrp_budgets import encoder_path_for
 
 log = logging.getLogger("textsift")
 CORPUS = "data/ingest/corpus.parquet"
@@ -72,10 +73,11 @@ def _split(frame: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 def encoder_folder(ctx: StageContext) -> Path | None:
-    """The corpus-trained fill-in model folder, when the transformer classifier is enabled."""
-    if not ctx.params.evaluate.transformer.enabled:
+    """The transformer classifier's encoder folder (``evaluate.transformer.encoder``), when it is enabled."""
+    options = ctx.params.evaluate.transformer
+    if not options.enabled:
         return None
-    return fill_in_folder(ctx.root, ctx.tracker)
+    return encoder_path_for(options.encoder, ctx.root, ctx.tracker)
 
 
 def evaluate_setting(
@@ -125,7 +127,10 @@ def run(ctx: StageContext) -> None:
     if ctx.params.tracking.log_models:
         ctx.tracker.log_sklearn_model(ctx.run_id, model, CLASSIFIER)
     ctx.log_metrics({**flat, **report.to_metrics()})
-    utility = with_drops(pd.DataFrame(rows))
+    utility = with_majority(with_drops(pd.DataFrame(rows)), original_test["label"])
+    for _, row in utility[~utility["beats_majority"]].iterrows():
+        log.warning("evaluate: %s on %s (tested on %s) does not beat the majority class (accuracy %.3f <= %.3f)",
+                    row["classifier"], row["setting"], row["test_on"], row["accuracy"], row["majority_accuracy"])
     with atomic_path(ctx.path(TABLE)) as tmp:
         utility.to_csv(tmp, index=False, float_format="%.6f")
     ctx.tracker.log_artifact(ctx.run_id, ctx.path(TABLE), "evaluate")
@@ -152,6 +157,13 @@ def with_drops(utility: pd.DataFrame) -> pd.DataFrame:
     for metric in UTILITY_METRICS:
         out[f"{metric}_drop"] = out["classifier"].map(reference[metric]) - out[metric]
     return out
+
+
+def with_majority(utility: pd.DataFrame, test_labels: pd.Series) -> pd.DataFrame:
+    """Add ``majority_accuracy`` (always predicting the test split's most frequent label) and
+    ``beats_majority``: a classifier at or below it has learnt nothing, and its row says so."""
+    majority = float(test_labels.value_counts(normalize=True).iloc[0]) if len(test_labels) else float("nan")
+    return utility.assign(majority_accuracy=majority, beats_majority=utility["accuracy"] > majority)
 
 
 def _privacy_metrics(ctx: StageContext) -> dict[str, dict[str, float]]:

@@ -1,0 +1,42 @@
+"""The transformer classifier of the evaluation (METHODS.md §5): it must learn, and say when it does not."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from textsift.config import TransformerClassifierParams
+from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
+from textsift.evaluation.utility import score_probabilities
+from textsift.models.detector_encoders import minilm_folder
+from textsift.stages.evaluate import with_majority
+
+POSITIVE = ["great {} and a lovely team", "the {} was wonderful, thank you", "really happy with the {}"]
+NEGATIVE = ["awful {} and a rude team", "the {} was terrible, never again", "really angry about the {}"]
+THINGS = ["app", "delivery", "food", "room", "support", "update", "checkout", "order"]
+
+
+def _corpus() -> tuple[list[str], list[str]]:
+    texts, labels = [], []
+    for thing in THINGS:
+        for pos, neg in zip(POSITIVE, NEGATIVE, strict=True):
+            texts += [pos.format(thing), neg.format(thing)]
+            labels += ["pos", "neg"]
+    return texts, labels
+
+
+def test_minilm_cut_to_two_layers_learns_a_task_that_the_majority_class_cannot(one_torch_thread: None) -> None:
+    texts, labels = _corpus()
+    params = TransformerClassifierParams(encoder="minilm", encoder_layers=2, epochs=6, batch_size=8,
+                                         learning_rate=2e-4, max_length=32)
+    clf = fine_tune(minilm_folder(), texts[:36], labels[:36], params, seed=5, key="t", device="cpu")
+    assert clf.model.config.num_hidden_layers == 2
+    scores = score_probabilities(clf.classes, predict_proba(clf, texts[36:]), labels[36:])
+    assert scores["accuracy"] >= 0.9  # held-out things; the majority class gets 0.5
+
+
+def test_rows_at_or_below_the_majority_class_are_flagged() -> None:
+    utility = pd.DataFrame({"setting": ["original", "x"], "classifier": ["transformer"] * 2, "accuracy": [0.8, 0.6]})
+    flagged = with_majority(utility, pd.Series(["a", "a", "a", "b", "b"]))
+    assert flagged["majority_accuracy"].tolist() == pytest.approx([0.6, 0.6])
+    assert flagged["beats_majority"].tolist() == [True, False]
