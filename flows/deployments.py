@@ -1,27 +1,43 @@
-"""Scheduled runs of the pipeline: `python -m flows.deployments --cron "0 3 * * *"`.
+"""Serve the deployment that ``prefect.yaml`` declares, from this process: ``python -m flows.deployments``.
 
-``flow.serve`` registers a deployment with a cron schedule and runs its flow runs in this
-process; with a Prefect server (``PREFECT_API_URL``) the deployment shows in its UI. For work
-pools and workers, see infra/prefect.yaml.
+``prefect.yaml`` (project root) is the one deployment recipe: ``prefect deploy --all`` registers it for a
+process work pool; this module serves the same deployment — its name, cron schedule and parameters read
+from that file — without a work pool, so the two never carry different schedules. With a Prefect server
+(``PREFECT_API_URL``) it shows in the UI.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from flows.pipeline import pipeline
 from flows.temporary_api import start_temporary_api
 
+RECIPE = Path(__file__).resolve().parents[1] / "prefect.yaml"
+
+
+def declared(recipe: Path = RECIPE) -> dict[str, Any]:
+    """Name, cron, timezone and parameters of the pipeline's deployment in ``prefect.yaml``."""
+    document = yaml.safe_load(recipe.read_text(encoding="utf-8"))
+    (deployment,) = [d for d in document["deployments"] if d["entrypoint"].endswith(":pipeline")]
+    (schedule,) = deployment["schedules"]
+    return {"name": deployment["name"], "cron": schedule["cron"], "timezone": schedule.get("timezone", "UTC"),
+            "parameters": dict(deployment.get("parameters") or {})}
+
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--name", default="textsift-scheduled")
-    parser.add_argument("--cron", default="0 3 * * *", help="cron schedule (UTC)")
-    parser.add_argument("--root", default=".", help="project folder the runs work in")
+    parser.add_argument("--root", default=None, help="project folder the runs work in (default: prefect.yaml's)")
     args = parser.parse_args(argv)
+    spec = declared()
+    parameters = spec["parameters"]
+    parameters["root"] = str(Path(args.root or parameters.get("root", ".")).resolve())
     start_temporary_api()
-    pipeline.serve(name=args.name, cron=args.cron, parameters={"root": str(Path(args.root).resolve())})
+    pipeline.serve(name=spec["name"], cron=spec["cron"], parameters=parameters)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from prefect.artifacts import create_markdown_artifact  # noqa: E402
 from prefect.futures import wait  # noqa: E402
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 
+from flows.notify import notify_failure  # noqa: E402
 from flows.run_summary import ARTIFACT_KEY, parent_run_name, summary_markdown  # noqa: E402
 from flows.temporary_api import start_temporary_api  # noqa: E402
 from textsift.config import flatten, load_params  # noqa: E402
@@ -81,7 +82,7 @@ def placement(gpu: bool, gpu_resource: str | None) -> AbstractContextManager[Any
     return dask.annotate(resources={gpu_resource: 1}) if gpu and gpu_resource else nullcontext()
 
 
-@flow(name="textsift-pipeline")
+@flow(name="textsift-pipeline", on_failure=[notify_failure], on_crashed=[notify_failure])
 def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str | None = None,
              force: bool = False) -> dict[str, Any]:
     """Run every stage instance in DAG order; returns the MLflow ids and per-stage metrics.
