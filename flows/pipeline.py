@@ -18,7 +18,8 @@ import argparse
 import logging
 import os
 import sys
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -60,14 +61,47 @@ def _retry_transient(_task: Any, _task_run: Any, state: Any) -> bool:
     return False
 
 
+class _RunLogForwarder(logging.Handler):
+    """Sends ``textsift`` records to the task run's Prefect logger (aggregates only, as everywhere)."""
+
+    def __init__(self, run_logger: Any) -> None:
+        super().__init__(logging.INFO)
+        self.run_logger = run_logger
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.run_logger.log(record.levelno, record.getMessage())
+
+
+@contextmanager
+def textsift_logs_to_prefect() -> Iterator[None]:
+    """Forward the library's logs to the running task's Prefect log, where Prefect does not already.
+
+    In the flow's process Prefect attaches its API handler to the ``textsift`` logger
+    (``PREFECT_LOGGING_EXTRA_LOGGERS``); a Dask worker process started on its own (``dask worker``)
+    has no such handler, and the stage logs would only reach the worker's stderr.
+    """
+    logger = logging.getLogger("textsift")
+    if any(type(h).__name__ == "APILogHandler" for h in logger.handlers):
+        yield
+        return
+    handler = _RunLogForwarder(get_run_logger())
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
 @task(task_run_name="{instance_name}", retries=2, retry_delay_seconds=5, retry_condition_fn=_retry_transient)
 def stage_task(
     instance_name: str, stage: str, key: str | None, root: str, params_path: str, parent_run_id: str,
     use_cache: bool = True,
 ) -> dict[str, float]:
     """Run one stage instance (skipped when its inputs are unchanged, unless ``use_cache`` is off); its metrics."""
-    return run_stage(stage, root=root, params_path=params_path, key=key, parent_run_id=parent_run_id,
-                     use_cache=use_cache)
+    with textsift_logs_to_prefect():
+        return run_stage(stage, root=root, params_path=params_path, key=key, parent_run_id=parent_run_id,
+                         use_cache=use_cache)
 
 
 def placement(gpu: bool, gpu_resource: str | None) -> AbstractContextManager[Any]:

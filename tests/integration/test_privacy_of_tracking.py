@@ -68,3 +68,37 @@ def test_no_document_text_in_prefect_logs(flow_run: dict) -> None:
     assert any("ingest:" in m for m in messages)  # textsift's own log lines reached Prefect
     leaked = [s for s in secrets if any(s in m for m in messages)]
     assert leaked == []
+
+
+def test_stage_logs_reach_prefect_from_a_worker_without_prefects_handler(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A separately started Dask worker has no APILogHandler on `textsift`: the task forwards the records."""
+    import logging
+
+    from prefect import flow
+
+    from flows.pipeline import stage_task
+    from tests.integration.conftest import make_project
+
+    root = make_project(tmp_path / "project")
+    logger = logging.getLogger("textsift")
+    monkeypatch.setattr(logger, "handlers", [h for h in logger.handlers if type(h).__name__ != "APILogHandler"])
+
+    @flow
+    def ingest_only() -> dict:
+        return stage_task("ingest", "ingest", None, str(root), str(root / "params.yaml"), None)
+
+    state = ingest_only(return_state=True)
+    assert state.is_completed()
+    assert not any(type(h).__name__ == "_RunLogForwarder" for h in logger.handlers)  # removed afterwards
+    APILogHandler().flush()
+    messages: list[str] = []
+    deadline = time.time() + 30
+    while time.time() < deadline and not any("stage ingest finished" in m for m in messages):
+        with get_client(sync_client=True) as client:
+            logs = client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[state.state_details.flow_run_id])),
+                                    limit=200)
+        messages = [log.message for log in logs]
+        time.sleep(0.5)
+    assert any("stage ingest finished" in m for m in messages)
+    assert len([m for m in messages if "stage ingest finished" in m]) == 1  # forwarded once, not twice
