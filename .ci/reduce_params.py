@@ -18,7 +18,7 @@ REDUCED = {
                 "epochs": 1.0},
     "indexes": {"geometry": {"draws": 100, "vocab_sample": 30}},
     "detectors": {"data": {"synthetic_docs": 500}, "model": {"encoder_layers": 1, "epochs": 1}},
-    "evaluate": {"transformer": {"max_length": 64}},
+    "evaluate": {"transformer": {"max_length": 64, "encoder_layers": 1}},
     "embedding_dp": {"sensitivity": {"max_words": 100}, "relevance": {"epochs": 50}},
 }
 
