@@ -64,3 +64,15 @@ def test_embeddings_suite_passes_a_good_set_and_names_what_breaks() -> None:
     assert "width" in failed and "finite" in failed
     swapped = good.assign(label=["y", "y", "x"])
     assert "same_label" in " ".join(check_embeddings(rows, swapped, 4).failed)
+
+
+@pytest.mark.parametrize("attack", [[0.7, 0.6], [np.nan, np.nan]])
+def test_embedding_plot_draws_with_or_without_attack_targets(attack: list[float]) -> None:
+    """A corpus where no sensitive word is frequent enough has no attack values: the plot still draws."""
+    from textsift.evaluation.plots import embedding_dp_png
+
+    table = pd.DataFrame({"allocation": ["lrp", "uniform"], "epsilon_max": [100.0, 100.0], "utility": [0.6, 0.5],
+                          "attack_success": attack})
+    references = pd.DataFrame({"setting": ["original", "filled"], "utility": [0.7, 0.7], "attack_success": attack})
+    assert embedding_dp_png(table, references, "roc_auc").startswith(b"\x89PNG")
+    assert embedding_dp_png(table.iloc[:0], references, "roc_auc").startswith(b"\x89PNG")

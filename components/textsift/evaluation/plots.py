@@ -60,12 +60,17 @@ def embedding_dp_png(table: pd.DataFrame, references: pd.DataFrame, utility_name
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, column, label in ((axes[0], "utility", utility_name), (axes[1], "attack_success",
                                                                      "keyword attack balanced accuracy")):
-        for allocation, group in table.groupby("allocation", sort=True):
+        points = table[table[column].notna() & (table["epsilon_max"] > 0)]
+        for allocation, group in points.groupby("allocation", sort=True):
             group = group.sort_values("epsilon_max")
             ax.plot(group["epsilon_max"], group[column], marker="o", label=f"{allocation} allocation")
-        for (_, ref), style in zip(references.iterrows(), (":", "--", "-."), strict=False):
+        for (_, ref), style in zip(references[references[column].notna()].iterrows(), (":", "--", "-."),
+                                   strict=False):
             ax.axhline(ref[column], color="grey", linestyle=style, linewidth=1, label=f"{ref['setting']} (no noise)")
-        ax.set_xscale("log")
+        if points.empty:  # e.g. no attack target had enough training documents: say so, draw no axis scale
+            ax.text(0.5, 0.5, "no values", ha="center", va="center", transform=ax.transAxes)
+        else:
+            ax.set_xscale("log")
         ax.set_xlabel("epsilon_max per document embedding")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
