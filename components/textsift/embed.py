@@ -28,10 +28,11 @@ from textsift.config import Params, SourceParams, load_params
 from textsift.corpus import Span, write_table
 from textsift.detect import detect
 from textsift.device import resolve_device
+from textsift.embeddings.locate import model_folder
 from textsift.errors import ConfigError, InputError
 from textsift.stages import run_stage
 from textsift.stages.embedding_dp import MANIFEST
-from textsift.stages.lrp_budgets import OUT, encoder_path_for, vectors_table
+from textsift.stages.lrp_budgets import OUT, vectors_table
 from textsift.tracking import Tracker
 
 log = logging.getLogger("textsift")
@@ -83,7 +84,7 @@ def embed(texts: Sequence[str], doc_ids: Sequence[str], setting: str, root: str 
     found = list(spans) if spans is not None else detect(texts, root, params_file, device)
     options = params.embedding_dp
     filled = [step_one(t, s, options.replace_labels, options.filler)[0] for t, s in zip(texts, found, strict=True)]
-    folder = encoder_path_for(options.encoder, root, Tracker(params.tracking, root))
+    folder = model_folder(options.encoder, root, Tracker(params.tracking, root), "embedding_dp.encoder")
     encoder = load_sentence_encoder(folder, resolve_device(device or params.device))
     clean = encode(encoder, filled, options.batch_size, options.max_length)
     seed = secrets.randbits(63) if params.privatize.production else params.seed

@@ -74,11 +74,11 @@ def test_mlflow_transformers_layout_is_found(tmp_path: Path) -> None:
 
 def test_model_path_errors_are_clear(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="model_path is required"):
-        model_folder(None, tmp_path, None, "ctx")
+        model_folder(None, tmp_path, None, "indexes.sources.ctx.model_path")
     with pytest.raises(StageError, match="fill_in.json is missing"):
-        model_folder("fill_in", tmp_path, None, "ctx")
+        model_folder("fill_in", tmp_path, None, "indexes.sources.ctx.model_path")
     with pytest.raises(InputError, match="does not exist"):
-        model_folder("no/such/folder", tmp_path, None, "ctx")
+        model_folder("no/such/folder", tmp_path, None, "indexes.sources.ctx.model_path")
     with pytest.raises(InputError, match="no Hugging Face model"):
         hf_folders(tmp_path)
 

@@ -69,7 +69,8 @@ def static_vectors(
     elif kind == "glove":
         table = load_glove(words)
     elif kind == "bert_static":
-        table = static_table(*load_bert(model_folder(source.model_path, root, artifacts, name), device))
+        table = static_table(*load_bert(model_folder(source.model_path, root, artifacts,
+                                                                  f"indexes.sources.{name}.model_path"), device))
     else:
         raise ConfigError(f"indexes.sources.{name}: kind {kind!r} has no static table")
     return table.restrict(words)

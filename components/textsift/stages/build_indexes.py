@@ -55,7 +55,7 @@ def index_items(ctx: StageContext, name: str, corpus: pd.DataFrame, device: str)
     source = ctx.params.indexes.sources[name]
     train = corpus.loc[corpus["split"] == "train", "text"].tolist()
     if source.kind == "bert_contextual":
-        folder = model_folder(source.model_path, ctx.root, ctx.tracker, name)
+        folder = model_folder(source.model_path, ctx.root, ctx.tracker, f"indexes.sources.{name}.model_path")
         encoder = ContextualEncoder(*load_bert(folder, device), device)
         picked = sample_documents(len(train), source.contextual_sample_frac,
                                   rng.generator(ctx.params.seed, "build_indexes.contextual_sample", name))

@@ -34,6 +34,7 @@ from textsift.artifacts import detector_folder
 from textsift.config import flatten
 from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_json
 from textsift.device import resolve_device
+from textsift.embeddings.locate import model_folder
 from textsift.evaluation.frontier import frontier_rows, frontier_table, recommend
 from textsift.evaluation.plots import frontier_png
 from textsift.evaluation.privacy import attacker_recall
@@ -46,7 +47,6 @@ from textsift.stages import StageContext
 from textsift.stages.evaluate_embeddings import PLOT as EMBEDDING_PLOT
 from textsift.stages.evaluate_embeddings import TABLE as EMBEDDING_TABLE
 from textsift.stages.evaluate_embeddings import evaluate_embeddings
-from textsift.stages.lrp_budgets import encoder_path_for
 
 log = logging.getLogger("textsift")
 CORPUS = "data/ingest/corpus.parquet"
@@ -77,7 +77,7 @@ def encoder_folder(ctx: StageContext) -> Path | None:
     options = ctx.params.evaluate.transformer
     if not options.enabled:
         return None
-    return encoder_path_for(options.encoder, ctx.root, ctx.tracker)
+    return model_folder(options.encoder, ctx.root, ctx.tracker, "evaluate.transformer.encoder")
 
 
 def evaluate_setting(

@@ -17,23 +17,22 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from textsift import quality
-from textsift.artifacts import ArtifactSource, fill_in_folder
+from textsift.artifacts import fill_in_folder
 from textsift.budgets.fit import classify, fit_relevance, word_spreads
 from textsift.budgets.sensitive_words import random_words, sample_words, step_one
 from textsift.budgets.sensitivity import aggregate_sensitivity
 from textsift.budgets.sentence_encoder import encode, load_sentence_encoder
 from textsift.corpus import Span, atomic_dir, read_corpus, spans_to_python, write_table
 from textsift.device import resolve_device
+from textsift.embeddings.locate import model_folder
 from textsift.errors import StageError
 from textsift.evaluation.utility import score_probabilities
-from textsift.models.detector_encoders import minilm_folder
 from textsift.models.fill_in import load_fill_in
 from textsift.stages import StageContext
 from textsift.stages.detected_spans import detected_spans
@@ -45,15 +44,6 @@ EMBEDDINGS = "embeddings.parquet"
 BUDGETS = "budgets.npz"
 METRICS = "metrics/lrp_budgets.json"
 WORD_SEP = "\x1f"  # "<label>\x1f<casefolded word>" in the sensitive_words column
-
-
-def encoder_path_for(name: str, root: Path, source: ArtifactSource) -> Path:
-    """The sentence encoder's folder: the packaged MiniLM, the project's fill-in model, or a local folder."""
-    if name == "minilm":
-        return minilm_folder()
-    if name == "fill_in":
-        return fill_in_folder(root, source)
-    return (root / name).resolve()
 
 
 def sensitive_spans(ctx: StageContext, corpus: pd.DataFrame) -> list[list[Span]]:
@@ -97,7 +87,8 @@ def run(ctx: StageContext) -> None:
              for t, s in zip(corpus["text"], spans, strict=True)]
     filled = [text for text, _ in step1]
     device = resolve_device(ctx.params.device)
-    encoder = load_sentence_encoder(encoder_path_for(params.encoder, ctx.root, ctx.tracker), device)
+    encoder = load_sentence_encoder(model_folder(params.encoder, ctx.root, ctx.tracker, "embedding_dp.encoder"),
+                                    device)
     started = time.perf_counter()
     basis = encode(encoder, filled, params.batch_size, params.max_length)
     clean = encode(encoder, corpus["text"].tolist(), params.batch_size, params.max_length)

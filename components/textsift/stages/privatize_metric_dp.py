@@ -42,7 +42,8 @@ def _embedder(index: LoadedIndex, setting: MetricDPSetting, ctx: StageContext, d
     if not index.manifest["contextual"]:
         return static_embedder(index)
     source = ctx.params.indexes.sources[setting.index]
-    encoder = ContextualEncoder(*load_bert(model_folder(source.model_path, ctx.root, ctx.tracker, setting.index),
+    encoder = ContextualEncoder(*load_bert(model_folder(source.model_path, ctx.root, ctx.tracker,
+                                                             f"indexes.sources.{setting.index}.model_path"),
                                            device), device)
     return ContextualEmbedder(encoder, index.projection)
 
