@@ -35,6 +35,7 @@ import dask  # noqa: E402
 from prefect import flow, get_run_logger, task  # noqa: E402
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
 from prefect.futures import wait  # noqa: E402
+from prefect.logging.handlers import APILogHandler  # noqa: E402
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 
 from flows.notify import notify_failure  # noqa: E402
@@ -81,7 +82,7 @@ def textsift_logs_to_prefect() -> Iterator[None]:
     has no such handler, and the stage logs would only reach the worker's stderr.
     """
     logger = logging.getLogger("textsift")
-    if any(type(h).__name__ == "APILogHandler" for h in logger.handlers):
+    if any(isinstance(h, APILogHandler) for h in logger.handlers):
         yield
         return
     handler = _RunLogForwarder(get_run_logger())

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +28,22 @@ _CHUNK = 1 << 20
 _IGNORED = ("__pycache__", ".pyc")
 
 
+@lru_cache(maxsize=4096)
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    """A file's SHA-256, computed once per (path, mtime, size) in a process: a flow hashes the same
+    upstream outputs and code for every instance that depends on them."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def content_digest(path: Path) -> str:
     """SHA-256 of a file's bytes, of a folder's (relative path, file digest) pairs, or ``"missing"``."""
     if path.is_file():
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            while chunk := handle.read(_CHUNK):
-                digest.update(chunk)
-        return digest.hexdigest()
+        stat = path.stat()
+        return _file_digest(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
     if path.is_dir():
         digest = hashlib.sha256()
         for child in sorted(p for p in path.rglob("*") if p.is_file() and not any(i in str(p) for i in _IGNORED)):

@@ -82,7 +82,7 @@ def test_stage_logs_reach_prefect_from_a_worker_without_prefects_handler(tmp_pat
 
     root = make_project(tmp_path / "project")
     logger = logging.getLogger("textsift")
-    monkeypatch.setattr(logger, "handlers", [h for h in logger.handlers if type(h).__name__ != "APILogHandler"])
+    monkeypatch.setattr(logger, "handlers", [h for h in logger.handlers if not isinstance(h, APILogHandler)])
 
     @flow
     def ingest_only() -> dict:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from textsift.budgets.allocation import unit_laplace
 from textsift.budgets.config import EmbeddingDPParams, EmbeddingDPSetting, RelevanceParams
 from textsift.budgets.publish import Split, choose_shape, epsilon_for, manifest, noisy, selection_metric
 from textsift.budgets.sensitive_words import random_words, sample_words, step_one
@@ -56,7 +59,8 @@ def _splits(n: int, dim: int, seed: int) -> tuple[Split, Split]:
     x[:, 0] += np.where(y == 1, 0.3, -0.3)  # only dimension 0 carries the label
     labels = ["pos" if v else "neg" for v in y]
     ids = [f"doc{i}" for i in range(2 * n)]
-    return Split(x[:n], ids[:n], labels[:n]), Split(x[n:], ids[n:], labels[n:])
+    unit = unit_laplace(ids, dim, seed)
+    return Split(x[:n], ids[:n], labels[:n], unit[:n]), Split(x[n:], ids[n:], labels[n:], unit[n:])
 
 
 def test_grid_search_scores_every_point_with_the_same_noise_and_picks_the_best() -> None:
@@ -87,7 +91,7 @@ def test_noise_is_keyed_by_document_id_and_the_manifest_describes_it() -> None:
     setting = EmbeddingDPSetting(epsilon_max=10.0, a=1.0, b=0.5, gamma=1.0)
     sensitivity = np.full(5, 0.2)
     eps = epsilon_for(setting, sensitivity, np.arange(1.0, 6.0), (1.0, 0.5, 1.0))
-    out = noisy(train, unit, sensitivity, eps)
+    out = noisy(replace(train, unit=unit), sensitivity, eps)
     np.testing.assert_allclose(out - train.x, unit * sensitivity / eps, atol=1e-6)
     described = manifest("s", setting, (1.0, 0.5, 1.0), sensitivity, eps, "minilm", 30, seed=None)
     assert described["seed"] is None and described["gamma"] == 1.0

@@ -3,7 +3,8 @@
 The grid search scores every (a, b, γ) of the grid by the downstream classifier's validation AUC
 (macro-F1 for more than two classes): train on noisy training embeddings, test on noisy validation
 embeddings — what a data team holding only the published set would see. The Laplace draws of a row are
-keyed by (seed, document id) and scaled per allocation, so every grid point sees the same noise.
+keyed by (seed, document id), drawn once per row and scaled per allocation, so every grid point — and
+the published set — sees the same noise.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from textsift.budgets.allocation import allocate_epsilon, laplace_scale, uniform_epsilon, unit_laplace
+from textsift.budgets.allocation import allocate_epsilon, laplace_scale, uniform_epsilon
 from textsift.budgets.config import EmbeddingDPSetting, GridParams, RelevanceParams
 from textsift.budgets.fit import classify
 from textsift.evaluation.utility import score_probabilities
@@ -33,11 +34,16 @@ ACCOUNTING = (
 
 @dataclass(frozen=True)
 class Split:
-    """Rows of one split: embeddings [n, dim], their document ids and labels."""
+    """Rows of one split: embeddings [n, dim], their document ids and labels, and their unit noise.
+
+    ``unit`` holds the rows' Lap(0, 1) draws (:func:`textsift.budgets.allocation.unit_laplace`, keyed by
+    (seed, id)); an allocation only scales them.
+    """
 
     x: np.ndarray
     ids: list[str]
     labels: list[str]
+    unit: np.ndarray
 
 
 def selection_metric(labels: Sequence[str]) -> str:
@@ -54,9 +60,9 @@ def epsilon_for(setting: EmbeddingDPSetting, sensitivity: np.ndarray, relevance:
     return allocate_epsilon(sensitivity, relevance, setting.epsilon_max, setting.p, a, b, gamma)
 
 
-def noisy(split: Split, unit: np.ndarray, sensitivity: np.ndarray, epsilon_d: np.ndarray) -> np.ndarray:
-    """The split's embeddings plus pre-drawn unit Laplace noise scaled by λ_d = Δf_d / ε_d (§3 step 5)."""
-    return (split.x.astype(np.float64) + unit * laplace_scale(sensitivity, epsilon_d)).astype(np.float32)
+def noisy(split: Split, sensitivity: np.ndarray, epsilon_d: np.ndarray) -> np.ndarray:
+    """The split's embeddings plus its unit Laplace noise scaled by λ_d = Δf_d / ε_d (§3 step 5)."""
+    return (split.x.astype(np.float64) + split.unit * laplace_scale(sensitivity, epsilon_d)).astype(np.float32)
 
 
 def _grid_points(setting: EmbeddingDPSetting, grid: GridParams) -> list[tuple[float, float, float]]:
@@ -75,15 +81,13 @@ def choose_shape(setting: EmbeddingDPSetting, sensitivity: np.ndarray, relevance
         (a uniform setting gets one row with a, b, γ empty). Ties go to the earlier grid point.
     """
     metric = selection_metric(train.labels)
-    unit_train = unit_laplace(train.ids, train.x.shape[1], seed)
-    unit_val = unit_laplace(validation.ids, validation.x.shape[1], seed)
     points: list[tuple[float, float, float] | None] = (
         [None] if setting.allocation == "uniform" else list(_grid_points(setting, grid)))
     rows: list[dict[str, Any]] = []
     for shape in points:
         epsilon_d = epsilon_for(setting, sensitivity, relevance, shape)
-        classes, proba = classify(noisy(train, unit_train, sensitivity, epsilon_d), train.labels,
-                                  noisy(validation, unit_val, sensitivity, epsilon_d), classifier, seed, "grid")
+        classes, proba = classify(noisy(train, sensitivity, epsilon_d), train.labels,
+                                  noisy(validation, sensitivity, epsilon_d), classifier, seed, "grid")
         value = score_probabilities(classes, proba, validation.labels)[metric]
         a, b, gamma = shape if shape is not None else (math.nan, math.nan, math.nan)
         rows.append({"a": a, "b": b, "gamma": gamma, "metric": metric, "score": value})

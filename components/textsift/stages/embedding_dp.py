@@ -42,9 +42,10 @@ def read_basis(ctx: StageContext) -> tuple[pd.DataFrame, np.ndarray, np.ndarray,
         return frame, x, budgets["sensitivity"], budgets["relevance"]
 
 
-def _split(frame: pd.DataFrame, x: np.ndarray, name: str) -> Split:
+def _split(everything: Split, frame: pd.DataFrame, name: str) -> Split:
     rows = (frame["split"] == name).to_numpy()
-    return Split(x[rows], frame["doc_id"][rows].tolist(), frame["label"][rows].tolist())
+    return Split(everything.x[rows], frame["doc_id"][rows].tolist(), frame["label"][rows].tolist(),
+                 everything.unit[rows])
 
 
 def run(ctx: StageContext) -> None:
@@ -53,15 +54,16 @@ def run(ctx: StageContext) -> None:
     rows, x, sensitivity, relevance = read_basis(ctx)
     production = ctx.params.privatize.production
     seed = secrets.randbits(63) if production else ctx.params.seed
-    train, validation = _split(rows, x, "train"), _split(rows, x, "validation")
+    ids = rows["doc_id"].tolist()
+    everything = Split(x, ids, rows["label"].tolist(), unit_laplace(ids, x.shape[1], seed))  # drawn once
+    train, validation = _split(everything, rows, "train"), _split(everything, rows, "validation")
     if setting.allocation == "lrp" and not validation.ids:
         raise ConfigError(f"embedding_dp.settings.{key}: choosing a, b, gamma needs a validation split "
                           "(ingest.split.validation > 0)")
     shape, grid = choose_shape(setting, sensitivity, relevance, ctx.params.embedding_dp.grid, train,
                                validation if validation.ids else train, ctx.params.embedding_dp.relevance, seed)
     epsilon_d = epsilon_for(setting, sensitivity, relevance, shape)
-    everything = Split(x, rows["doc_id"].tolist(), rows["label"].tolist())
-    published = noisy(everything, unit_laplace(everything.ids, x.shape[1], seed), sensitivity, epsilon_d)
+    published = noisy(everything, sensitivity, epsilon_d)
     output = rows.assign(embedding=list(published))
     quality.check_embeddings(rows, output, x.shape[1], name=f"embedding_dp_{key}").raise_if_failed()
     write_table(vectors_table(rows, {"embedding": published}), ctx.path(PUBLISHED.format(key=key)))

@@ -31,6 +31,7 @@ import pandas as pd
 
 from textsift import quality
 from textsift.artifacts import detector_folder
+from textsift.budgets.publish import ACCOUNTING
 from textsift.config import flatten
 from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_json
 from textsift.device import resolve_device
@@ -61,11 +62,8 @@ PRIVACY = "metrics/privatize/{key}.json"
 CLASSIFIER = "tfidf_logreg"
 EMBEDDING_COLUMNS = ("epsilon_max", *UTILITY_METRICS, "attack_success_all", "attack_success_kept",
                      "attack_success_filled")
-EMBEDDING_NOTE = (
-    "Noisy embeddings: each published document embedding is epsilon_max-DP for one sensitive-word substitution "
-    "within the masked-LM candidate neighbourhood (Laplace per dimension, sequential composition over "
-    "dimensions); a person in k documents composes to k * epsilon_max. Keyword attack: balanced accuracy of "
-    "classifiers trained on clean embeddings (0.5 = chance).")
+EMBEDDING_NOTE = (f"Noisy embeddings: {ACCOUNTING} Keyword attack: balanced accuracy of classifiers trained on "
+                  "clean embeddings (0.5 = chance).")
 
 
 def _split(frame: pd.DataFrame, name: str) -> pd.DataFrame:
