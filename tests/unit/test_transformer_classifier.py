@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from textsift.config import TransformerClassifierParams
-from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
+from textsift.evaluation.transformer_classifier import fine_tune, predict_proba, warmup_then_decay
 from textsift.evaluation.utility import score_probabilities
 from textsift.models.detector_encoders import minilm_folder
 from textsift.stages.evaluate import with_majority
@@ -30,7 +30,7 @@ def test_minilm_cut_to_two_layers_learns_a_task_that_the_majority_class_cannot(o
     params = TransformerClassifierParams(encoder="minilm", encoder_layers=2, epochs=6, batch_size=8,
                                          learning_rate=2e-4, max_length=32)
     clf = fine_tune(minilm_folder(), texts[:36], labels[:36], params, seed=5, key="t", device="cpu")
-    assert clf.model.config.num_hidden_layers == 2
+    assert clf.model.encoder.config.num_hidden_layers == 2
     scores = score_probabilities(clf.classes, predict_proba(clf, texts[36:]), labels[36:])
     assert scores["accuracy"] >= 0.9  # held-out things; the majority class gets 0.5
 
@@ -40,3 +40,11 @@ def test_rows_at_or_below_the_majority_class_are_flagged() -> None:
     flagged = with_majority(utility, pd.Series(["a", "a", "a", "b", "b"]))
     assert flagged["majority_accuracy"].tolist() == pytest.approx([0.6, 0.6])
     assert flagged["beats_majority"].tolist() == [True, False]
+
+
+def test_the_rate_warms_up_linearly_then_decays_to_zero() -> None:
+    factor = warmup_then_decay(100, 0.1)
+    assert factor(0) == pytest.approx(1 / 11) and factor(9) == pytest.approx(10 / 11)
+    assert factor(10) == 1.0 and factor(55) == pytest.approx(0.5) and factor(99) == pytest.approx(1 / 90)
+    assert [round(factor(s), 6) for s in range(10)] == sorted(round(factor(s), 6) for s in range(10))
+    assert warmup_then_decay(5, 0.0)(0) == 1.0

@@ -1,9 +1,11 @@
 """A transformer sequence classifier fine-tuned from a BERT encoder (METHODS.md §5).
 
 The encoder — the packaged MiniLM (its first ``encoder_layers`` layers) by default, or the fill-in
-model's BERT trained on the ORIGINAL training split — gets a fresh classification head and is
-fine-tuned on one corpus's training split (privatized or original), then scores test texts. The
-corpus-trained fill-in encoder, fine-tuned for one epoch, predicted one class on every corpus.
+model's BERT trained on the ORIGINAL training split — gets a fresh linear head over its MEAN-POOLED
+token states and is fine-tuned on one corpus's training split (privatized or original), then scores
+test texts. Mean pooling is how MiniLM was trained; its [CLS] pooler was never trained, and a
+classifier on it (``BertForSequenceClassification``) predicted one class on every privatized corpus.
+The rate warms up and decays linearly, and gradients are clipped.
 
 Seeded: batch order from a numpy generator, the head's initial weights
 from a ``torch.Generator``, and dropout from PyTorch's default generator forked and seeded for
@@ -12,25 +14,44 @@ the duration of training only (no global state leaks out).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoTokenizer, BertForSequenceClassification, PreTrainedTokenizerFast
+from torch import nn
+from transformers import AutoTokenizer, BertModel, PreTrainedTokenizerFast
 
 from textsift.config import TransformerClassifierParams
 from textsift.device import autocast, global_torch_rng
 from textsift.models.detector_encoders import keep_layers
-from textsift.models.fill_in import seed_weights
 from textsift.models.loading import hf_folders, load_pretrained
 from textsift.rng import generator, torch_seed
 
 
+class MeanPoolClassifier(nn.Module):
+    """A BERT encoder, masked mean pooling over its last layer, dropout and a linear head."""
+
+    def __init__(self, encoder: BertModel, n_classes: int, generator: torch.Generator) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.dropout = nn.Dropout(encoder.config.hidden_dropout_prob)
+        self.head = nn.Linear(encoder.config.hidden_size, n_classes)
+        with torch.no_grad():  # the head is new: initialize it from our generator, not torch's global one
+            self.head.weight.normal_(0.0, encoder.config.initializer_range, generator=generator)
+            self.head.bias.zero_()
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        states = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        mask = attention_mask.unsqueeze(-1).to(states.dtype)
+        pooled = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        return self.head(self.dropout(pooled))
+
+
 @dataclass
 class TransformerClassifier:
-    model: BertForSequenceClassification
+    model: MeanPoolClassifier
     tokenizer: PreTrainedTokenizerFast
     classes: list[str]
     device: str
@@ -42,6 +63,20 @@ def _encode(clf_tokenizer: PreTrainedTokenizerFast, texts: Sequence[str], max_le
     return {k: v.to(device) for k, v in batch.items() if k in ("input_ids", "attention_mask")}
 
 
+def warmup_then_decay(steps: int, warmup_fraction: float) -> Callable[[int], float]:
+    """The learning-rate factor at each step: linear warm-up from 0 over ``warmup_fraction`` of the steps,
+    then linear decay to 0 — the usual BERT fine-tuning schedule. A constant rate made MiniLM collapse to
+    one class on privatized corpora (every one of them in the committed run at lr 2e-4)."""
+    warmup = int(steps * warmup_fraction)
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / (warmup + 1)
+        return max(0.0, (steps - step) / max(1, steps - warmup))
+
+    return factor
+
+
 def fine_tune(
     encoder_folder: str | Path, texts: Sequence[str], labels: Sequence[str], params: TransformerClassifierParams,
     seed: int, key: str, device: str,
@@ -50,17 +85,15 @@ def fine_tune(
     model_dir, tokenizer_dir = hf_folders(encoder_folder)
     classes = sorted(set(labels))
     tokenizer = load_pretrained(AutoTokenizer.from_pretrained, tokenizer_dir)
-    model, info = load_pretrained(
-        BertForSequenceClassification.from_pretrained, model_dir, num_labels=len(classes), output_loading_info=True
-    )
-    keep_layers(model.bert, params.encoder_layers)
-    # the pooler and the head are new: initialize them from our generator, not torch's global one
-    seed_weights(model, torch.Generator().manual_seed(torch_seed(seed, "evaluate.transformer.head", key)),
-                 only=info["missing_keys"])
+    encoder = load_pretrained(BertModel.from_pretrained, model_dir, add_pooling_layer=False)
+    keep_layers(encoder, params.encoder_layers)
+    model = MeanPoolClassifier(encoder, len(classes),
+                               torch.Generator().manual_seed(torch_seed(seed, "evaluate.transformer.head", key)))
     model.to(device).train()
     targets = torch.tensor([classes.index(label) for label in labels])
     steps = max(1, int(np.ceil(params.epochs * len(texts) / params.batch_size)))
     optimizer = torch.optim.AdamW(model.parameters(), lr=params.learning_rate)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_then_decay(steps, params.warmup_fraction))
     order_rng = generator(seed, "evaluate.transformer.order", key)
     order = np.empty(0, dtype=int)
     with global_torch_rng(torch_seed(seed, "evaluate.transformer.dropout", key)):
@@ -70,9 +103,11 @@ def fine_tune(
             batch, order = order[:params.batch_size], order[params.batch_size:]
             inputs = _encode(tokenizer, [texts[i] for i in batch], params.max_length, device)
             with autocast(device, params.mixed_precision):
-                loss = model(**inputs, labels=targets[batch].to(device)).loss
+                loss = nn.functional.cross_entropy(model(**inputs).float(), targets[batch].to(device))
             loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), params.max_grad_norm)
             optimizer.step()
+            scheduler.step()
             optimizer.zero_grad()
     model.eval()
     return TransformerClassifier(model, tokenizer, classes, device, params)
@@ -86,6 +121,6 @@ def predict_proba(clf: TransformerClassifier, texts: Sequence[str]) -> np.ndarra
         inputs = _encode(clf.tokenizer, texts[start:start + clf.params.batch_size], clf.params.max_length,
                          clf.device)
         with autocast(clf.device, clf.params.mixed_precision):
-            logits = clf.model(**inputs).logits
+            logits = clf.model(**inputs)
         out.append(torch.softmax(logits.float(), dim=-1).cpu().numpy())
     return np.concatenate(out) if out else np.zeros((0, len(clf.classes)))
