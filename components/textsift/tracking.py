@@ -146,17 +146,60 @@ class Tracker:
     def log_artifact(self, run_id: str, path: str | Path, artifact_path: str | None = None) -> None:
         self.client.log_artifact(run_id, str(path), artifact_path)
 
-    def log_sklearn_model(self, run_id: str, model: Any, name: str) -> str:
-        """Save a fitted estimator in MLflow's sklearn format under the run; return its URI."""
-        import mlflow.sklearn
+    def log_sklearn_model(self, run_id: str, model: Any, name: str, text_column: str | None = None) -> str:
+        """Save a fitted estimator in MLflow's sklearn format under the run; return its URI.
 
+        ``text_column``: the model reads a frame with this one string column and predicts a string label;
+        that becomes its signature (built from the schema, never from an input example: examples are text).
+        """
+        import mlflow.sklearn
+        from mlflow.models import ModelSignature
+        from mlflow.types import ColSpec, Schema
+
+        signature = None
+        if text_column:
+            signature = ModelSignature(inputs=Schema([ColSpec("string", text_column)]),
+                                       outputs=Schema([ColSpec("string")]))
         with tempfile.TemporaryDirectory() as tmp:
             target = Path(tmp) / name
             mlflow.sklearn.save_model(
-                model, str(target), pip_requirements=["scikit-learn==" + _version("scikit-learn")]
+                model, str(target), pip_requirements=["scikit-learn==" + _version("scikit-learn")],
+                signature=signature,
             )
             self.client.log_artifacts(run_id, str(target), name)
         return f"runs:/{run_id}/{name}"
+
+    def register_model(self, name: str, run_id: str, artifact_path: str, tags: Mapping[str, str]) -> str:
+        """A new version of registered model ``name`` from a model the run logged; returns the version."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            self.client.create_registered_model(name)
+        except MlflowException as err:
+            if err.error_code != "RESOURCE_ALREADY_EXISTS":
+                raise
+        run = self.client.get_run(run_id)
+        version = self.client.create_model_version(name, f"{run.info.artifact_uri}/{artifact_path}", run_id=run_id,
+                                                   tags=dict(tags))
+        return str(version.version)
+
+    def set_model_alias(self, name: str, alias: str, version: str) -> None:
+        self.client.set_registered_model_alias(name, alias, version)
+
+    def log_dataset(self, run_id: str, name: str, path: Path, digest: str, context: str,
+                    profile: Mapping[str, int]) -> None:
+        """Record a dataset the run read or wrote: its name, content digest, location and size — never rows.
+
+        Shown in the run's "Datasets" panel of the MLflow UI; ``context`` says its role (``source``,
+        ``training``, ``evaluation``, ``output``).
+        """
+        import json
+
+        from mlflow.entities import Dataset, DatasetInput, InputTag
+
+        dataset = Dataset(name=name, digest=digest[:36], source_type="local", source=json.dumps({"uri": str(path)}),
+                          profile=json.dumps(dict(profile)))
+        self.client.log_inputs(run_id, [DatasetInput(dataset, [InputTag("mlflow.data.context", context)])])
 
     def log_dir(self, run_id: str, local_dir: str | Path, artifact_path: str) -> None:
         """Log every file of a folder (a saved model) under ``artifact_path``."""

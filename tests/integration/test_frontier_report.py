@@ -73,6 +73,34 @@ def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
     assert embedding["lrp_eps50"].data.params["setting.allocation"] == "lrp"
 
 
+def test_intervals_leaks_by_type_and_provenance_in_the_report(flow_run: dict, tmp_path: Path) -> None:
+    root: Path = flow_run["root"]
+    result = flow_run["result"]
+    frontier = pd.read_csv(root / "reports/evaluate/frontier.csv").set_index("setting")
+    assert (frontier["utility_ci_low"] <= frontier["utility"]).all()
+    assert (frontier["utility"] <= frontier["utility_ci_high"]).all()
+    assert (frontier["utility_ci_high"] - frontier["utility_ci_low"] > 0).any()
+    gold = frontier[frontier["leak_source"] == "gold spans"]
+    assert (gold["leak_rate_ci_low"] <= gold["leak_rate"] + 1e-9).all()
+    assert (gold["leak_rate"] <= gold["leak_rate_ci_high"] + 1e-9).all()
+    leaks = pd.read_csv(root / "reports/evaluate/leaks.csv")
+    overall = leaks[leaks["label"] == "all"].set_index("setting")
+    for setting in ("ds", "mdp", "red"):  # the same spans and rule as privatize's leak rate
+        assert overall.loc[setting, "leak_rate"] == pytest.approx(frontier.loc[setting, "leak_rate"])
+    per_type = leaks[(leaks["setting"] == "ds") & (leaks["label"] != "all")]
+    assert per_type["spans"].sum() == overall.loc["ds", "spans"] and "PERSON" in set(per_type["label"])
+    html = (root / "reports/evaluate/report.html").read_text(encoding="utf-8")
+    import hashlib
+
+    digest = hashlib.sha256((root / "data/ingest/corpus.parquet").read_bytes()).hexdigest()
+    assert "Leaks by span type" in html and digest in html
+    assert "MLflow run" not in html  # the DVC output holds what every reproduction shares, no run ids
+    client = MlflowClient(result["tracking_uri"])
+    logged = Path(client.download_artifacts(result["parent_run_id"], "frontier/report.html", str(tmp_path)))
+    text = logged.read_text(encoding="utf-8")
+    assert digest in text and result["parent_run_id"] in text and "git commit" in text
+
+
 def test_report_shows_no_original_text(flow_run: dict) -> None:
     root: Path = flow_run["root"]
     html = (root / "reports/evaluate/report.html").read_text(encoding="utf-8")

@@ -62,8 +62,9 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
     evaluate = by_stage["evaluate"]
     assert 0 < evaluate.data.metrics["original.tfidf_logreg.original.accuracy"] <= 1
     artifacts = {a.path for a in client.list_artifacts(evaluate.info.run_id)}
-    assert {"tfidf_logreg", "evaluate"} <= artifacts
-    model_files = {a.path for a in client.list_artifacts(evaluate.info.run_id, "tfidf_logreg")}
+    assert "evaluate" in artifacts  # the tables; each corpus's classifier is in its frontier@ run
+    frontier_original = client.search_runs([result["experiment_id"]], "tags.`textsift.setting` = 'original'")[0]
+    model_files = {a.path for a in client.list_artifacts(frontier_original.info.run_id, "tfidf_logreg")}
     assert "tfidf_logreg/MLmodel" in model_files
 
 
@@ -93,16 +94,48 @@ def test_noisy_embeddings_are_published_with_their_manifest_and_evaluated(flow_r
     assert "Noisy sentence embeddings" in html
 
 
-def test_logged_model_loads_and_predicts(flow_run: dict, tmp_path: Path) -> None:
-    import mlflow.sklearn
+def test_each_corpus_classifier_is_registered_with_a_signature_and_the_recommended_alias(
+        flow_run: dict, tmp_path: Path) -> None:
+    import mlflow.pyfunc
 
     result = flow_run["result"]
     client = MlflowClient(result["tracking_uri"])
-    evaluate = client.search_runs([result["experiment_id"]], "tags.`textsift.stage` = 'evaluate'")[0]
-    # no fluent mlflow.set_tracking_uri: it sets MLFLOW_TRACKING_URI for the whole process
-    local = client.download_artifacts(evaluate.info.run_id, "tfidf_logreg", str(tmp_path))
-    model = mlflow.sklearn.load_model(local)
-    assert set(model.predict(["a wonderful film", "an awful film"])) <= {"pos", "neg"}
+    versions = client.search_model_versions("name = 'textsift-classifier'")
+    by_setting = {v.tags["textsift.setting"]: v for v in versions}
+    assert set(by_setting) == {"original", "ds", "ds2", "mdp", "mdp_det", "red"} and len(versions) == 6
+    recommended = client.get_run(result["parent_run_id"]).data.tags["textsift.recommended_setting"]
+    aliased = [v for v in versions if "recommended" in (client.get_model_version("textsift-classifier",
+                                                                                  v.version).aliases)]
+    assert [v.tags["textsift.setting"] for v in aliased] == ([recommended] if recommended != "none" else [])
+    original = by_setting["original"]
+    # no fluent mlflow.set_tracking_uri (it sets MLFLOW_TRACKING_URI for the whole process): download, then load
+    local = client.download_artifacts(original.run_id, "tfidf_logreg", str(tmp_path))
+    model = mlflow.pyfunc.load_model(local)
+    assert model.metadata.get_input_schema().input_names() == ["text"]
+    predicted = model.predict(pd.DataFrame({"text": ["a wonderful film", "an awful film"]}))
+    assert set(np.asarray(predicted).ravel()) <= {"pos", "neg"}
+
+
+def test_each_stage_run_names_the_datasets_it_read_and_wrote_by_digest_never_rows(flow_run: dict) -> None:
+    import hashlib
+
+    result = flow_run["result"]
+    client = MlflowClient(result["tracking_uri"])
+
+    def datasets(stage: str) -> dict[str, tuple[str, str, dict]]:
+        run = client.search_runs([result["experiment_id"]], f"tags.`textsift.stage` = '{stage}'")[0]
+        return {d.dataset.name: (d.tags[0].value, d.dataset.digest, json.loads(d.dataset.profile))
+                for d in run.inputs.dataset_inputs}
+
+    corpus = flow_run["root"] / "data/ingest/corpus.parquet"
+    digest = hashlib.sha256(corpus.read_bytes()).hexdigest()[:36]
+    rows = len(read_corpus(corpus))
+    ingest = datasets("ingest")
+    assert ingest["data/ingest/corpus.parquet"] == ("output", digest, {"bytes": corpus.stat().st_size, "rows": rows})
+    evaluate = datasets("evaluate")
+    assert evaluate["data/ingest/corpus.parquet"][:2] == ("input", digest)
+    assert {f"data/privatized/{k}.parquet" for k in ("ds", "ds2", "mdp", "mdp_det", "red")} <= set(evaluate)
+    assert all(profile["rows"] == rows for name, (_, _, profile) in evaluate.items() if "privatized" in name)
 
 
 def test_corrupted_ingest_output_fails_the_next_stage_with_the_expectation_named(flow_run: dict) -> None:

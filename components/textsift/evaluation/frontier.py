@@ -14,13 +14,17 @@ import pandas as pd
 REFERENCE = "original"
 LEAK_KEY = "privacy.leak.rate"
 CHANGE_KEY = "privacy.token_change_fraction"
+INTERVAL_COLUMNS = ("utility_ci_low", "utility_ci_high", "leak_rate_ci_low", "leak_rate_ci_high")
+NAN_PAIR = (float("nan"), float("nan"))
 
 
 def frontier_rows(
     utility: pd.DataFrame, privacy: Mapping[str, Mapping[str, float]], mechanisms: Mapping[str, str],
-    utility_key: str,
+    utility_key: str, leak_intervals: Mapping[str, tuple[float, float]] | None = None,
 ) -> pd.DataFrame:
-    """One row per setting: ``setting, mechanism, utility, leak_rate, leak_source, token_change, attacker_recall``.
+    """One row per setting: ``setting, mechanism, utility, leak_rate, leak_source, token_change, attacker_recall``
+    and the bootstrap intervals ``utility_ci_low/high`` (from the utility table's ``<metric>_ci_*`` columns)
+    and ``leak_rate_ci_low/high`` (from ``leak_intervals``, gold-span leak rates only); NaN where absent.
 
     Args:
         utility: rows ``setting, classifier, test_on, <metric>...`` (the evaluate table).
@@ -43,11 +47,16 @@ def frontier_rows(
         change = 0.0 if setting == REFERENCE else float(metrics.get(CHANGE_KEY, float("nan")))
         has_spans = setting == REFERENCE or LEAK_KEY in metrics
         leak = (1.0 if setting == REFERENCE else float(metrics[LEAK_KEY])) if has_spans else 1.0 - change
+        utility_ci = tuple(float(match[f"{metric}_ci_{side}"].iloc[0])
+                           if len(match) and f"{metric}_ci_{side}" in match else float("nan")
+                           for side in ("low", "high"))
+        leak_ci = (leak_intervals or {}).get(setting, NAN_PAIR) if has_spans else NAN_PAIR
         out.append({
             "setting": setting, "mechanism": mechanisms.get(setting, "none"),
             "utility": float(match[metric].iloc[0]) if len(match) else float("nan"),
             "leak_rate": leak, "leak_source": "gold spans" if has_spans else "unchanged-token share",
             "token_change": change, "attacker_recall": float(metrics.get("privacy.attacker.recall", float("nan"))),
+            **dict(zip(INTERVAL_COLUMNS, (*utility_ci, *leak_ci), strict=True)),
         })
     return pd.DataFrame(out)
 

@@ -76,6 +76,25 @@ def leak_rates(
     return metrics
 
 
+def leak_counts(
+    originals: Sequence[str], spans: Sequence[Sequence[Span]], privatized: Sequence[str]
+) -> list[dict[str, dict[str, int]]]:
+    """Per document: ``{label: {"spans": n, "leaked": k}}``, the raw counts behind ``leak_rates``.
+
+    The unit of the leak breakdown by type and of its bootstrap intervals (documents are resampled,
+    not spans: the spans of one document are not independent).
+    """
+    out = []
+    for text, doc_spans, after in zip(originals, spans, privatized, strict=True):
+        counts: dict[str, dict[str, int]] = {}
+        for label, leaked, _ in span_leaks(text, doc_spans, after):
+            entry = counts.setdefault(label, {"spans": 0, "leaked": 0})
+            entry["spans"] += 1
+            entry["leaked"] += int(leaked)
+        out.append(counts)
+    return out
+
+
 def _key(surface: str) -> tuple[str, ...]:
     return tuple(normal_form(t.text) for t in words(surface))
 

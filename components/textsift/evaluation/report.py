@@ -48,10 +48,16 @@ def render_report(
     tables: Mapping[str, pd.DataFrame],
     plots: Mapping[str, bytes],
     examples: Mapping[str, Sequence[str]] | None = None,
+    provenance: Mapping[str, str] | None = None,
 ) -> str:
-    """The whole HTML document (plots embedded as base64 PNG)."""
+    """The whole HTML document (plots embedded as base64 PNG); ``provenance`` (what it was computed from:
+    digests, commit, run, date) is listed under the title."""
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"]
+    if provenance:
+        items = "".join(f"<li>{html.escape(key)}: <code>{html.escape(value)}</code></li>"
+                        for key, value in provenance.items())
+        parts.append(f"<h2>Provenance</h2><ul class='note'>{items}</ul>")
     parts.extend(f"<p>{html.escape(line)}</p>" for line in summary)
     for caption, png in plots.items():
         encoded = base64.b64encode(png).decode("ascii")

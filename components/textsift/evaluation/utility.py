@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
+from sklearn.compose import ColumnTransformer
 from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
@@ -17,6 +19,13 @@ from textsift.config import TfidfLogregParams
 from textsift.rng import stable_key
 
 UTILITY_METRICS = ("accuracy", "macro_f1", "roc_auc")
+TEXT_COLUMN = "text"
+
+
+def as_frame(texts: Sequence[str]) -> pd.DataFrame:
+    """The baseline's input: one ``text`` column (its MLflow signature), so the logged model serves
+    ``pd.DataFrame({"text": [...]})`` as MLflow's pyfunc passes it."""
+    return pd.DataFrame({TEXT_COLUMN: list(texts)})
 
 
 def train_tfidf_logreg(
@@ -25,14 +34,15 @@ def train_tfidf_logreg(
     """Fit the TF-IDF + logistic-regression baseline (deterministic for a given seed).
 
     Hashed n-gram counts (no stored vocabulary: the model holds no words of the corpus, so it
-    can be logged to MLflow even when trained on raw text), then TF-IDF weighting.
+    can be logged to MLflow even when trained on raw text), then TF-IDF weighting. The input is a
+    frame with a ``text`` column (:func:`as_frame`); scikit-learn only, so the logged model loads
+    anywhere scikit-learn does.
     """
+    hashing = HashingVectorizer(n_features=2**params.n_features_log2, ngram_range=(1, params.ngram_max),
+                                alternate_sign=False, norm=None, dtype=np.float32)
     model = Pipeline(
         [
-            ("hash", HashingVectorizer(
-                n_features=2**params.n_features_log2, ngram_range=(1, params.ngram_max),
-                alternate_sign=False, norm=None, dtype=np.float32,
-            )),
+            ("hash", ColumnTransformer([("text", hashing, TEXT_COLUMN)])),
             ("tfidf", TfidfTransformer(sublinear_tf=True)),
             ("logreg", LogisticRegression(
                 C=params.C, max_iter=params.max_iter,
@@ -40,7 +50,7 @@ def train_tfidf_logreg(
             )),
         ]
     )
-    model.fit(list(texts), list(labels))
+    model.fit(as_frame(texts), list(labels))
     return model
 
 
@@ -68,4 +78,4 @@ def score_probabilities(classes: Sequence[str], proba: np.ndarray, labels: Seque
 
 def score(model: Pipeline, texts: Sequence[str], labels: Sequence[str]) -> dict[str, float]:
     """``score_probabilities`` of a fitted scikit-learn classifier on (texts, labels)."""
-    return score_probabilities(list(model.classes_), model.predict_proba(list(texts)), labels)
+    return score_probabilities(list(model.classes_), model.predict_proba(as_frame(texts)), labels)

@@ -19,6 +19,7 @@ from typing import Any
 from textsift import stage_cache
 from textsift.config import Params, flatten, load_params, select
 from textsift.corpus import write_json
+from textsift.datasets import stage_datasets
 from textsift.registry import StageInstance, get_stage
 from textsift.tracking import Tracker
 
@@ -75,6 +76,12 @@ def _stage_params(params: Params, instance: StageInstance) -> dict[str, Any]:
     return flat
 
 
+def log_datasets(tracker: Tracker, run_id: str, instance: StageInstance, params: Params, root: Path) -> None:
+    """The datasets the instance read and wrote, in its MLflow run (name, digest, size; no rows)."""
+    for record in stage_datasets(instance, params, root):
+        tracker.log_dataset(run_id, record.name, record.path, record.digest, record.context, record.profile)
+
+
 def run_stage(
     name: str, root: str | Path = ".", params_path: str | Path | None = None,
     key: str | None = None, parent_run_id: str | None = None, use_cache: bool = False,
@@ -107,6 +114,7 @@ def run_stage(
     run_id = tracker.start_run(instance.name, parent_id=parent_run_id, tags=tags)
     tracker.log_params(run_id, stage_params)
     if cached is not None:
+        log_datasets(tracker, run_id, instance, params, root)
         tracker.log_metrics(run_id, cached)
         tracker.end_run(run_id, True)
         log.info("stage %s unchanged since its last run: skipped (cached)", instance.name)
@@ -118,6 +126,7 @@ def run_stage(
         log.info("stage %s started", instance.name)
         module.run(ctx)
         ok = True
+        log_datasets(tracker, run_id, instance, params, root)
         if digest:
             stage_cache.store(instance, digest, root, ctx.metrics)
     finally:

@@ -20,13 +20,18 @@ frontier,embedding_dp}.csv``, ``reports/evaluate/{frontier,embedding_dp}.png`` a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
+import tempfile
 import time
+from datetime import UTC, datetime
+from importlib.metadata import version as _version
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from textsift import quality
@@ -36,18 +41,23 @@ from textsift.config import flatten
 from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_json
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
-from textsift.evaluation.frontier import frontier_rows, frontier_table, recommend
+from textsift.evaluation.bootstrap import utility_intervals
+from textsift.evaluation.frontier import INTERVAL_COLUMNS, frontier_rows, frontier_table, recommend
+from textsift.evaluation.leaks import ALL, leak_table
 from textsift.evaluation.plots import frontier_png
-from textsift.evaluation.privacy import attacker_recall
+from textsift.evaluation.privacy import attacker_recall, leak_counts
 from textsift.evaluation.report import render_report
 from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
-from textsift.evaluation.utility import UTILITY_METRICS, score, score_probabilities, train_tfidf_logreg
+from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS, as_frame, score_probabilities, train_tfidf_logreg
 from textsift.models.detector import detect
 from textsift.models.detector_io import load_detector
+from textsift.rng import generator
+from textsift.stage_cache import content_digest
 from textsift.stages import StageContext
 from textsift.stages.evaluate_embeddings import PLOT as EMBEDDING_PLOT
 from textsift.stages.evaluate_embeddings import TABLE as EMBEDDING_TABLE
 from textsift.stages.evaluate_embeddings import evaluate_embeddings
+from textsift.tracking import git_commit
 
 log = logging.getLogger("textsift")
 CORPUS = "data/ingest/corpus.parquet"
@@ -59,6 +69,7 @@ FRONTIER = "reports/evaluate/frontier.csv"
 PLOT = "reports/evaluate/frontier.png"
 REPORT = "reports/evaluate/report.html"
 PRIVACY = "metrics/privatize/{key}.json"
+LEAKS = "reports/evaluate/leaks.csv"
 CLASSIFIER = "tfidf_logreg"
 EMBEDDING_COLUMNS = ("epsilon_max", *UTILITY_METRICS, "attack_success_all", "attack_success_kept",
                      "attack_success_filled")
@@ -78,14 +89,26 @@ def encoder_folder(ctx: StageContext) -> Path | None:
     return model_folder(options.encoder, ctx.root, ctx.tracker, "evaluate.transformer.encoder")
 
 
+def scored_row(ctx: StageContext, setting: str, classifier: str, test_on: str, classes: list[str],
+               proba: np.ndarray, labels: pd.Series) -> dict[str, Any]:
+    """One utility row: the metrics and their bootstrap intervals (``<metric>_ci_low``/``_ci_high``)."""
+    options = ctx.params.evaluate.bootstrap
+    rng = generator(ctx.params.seed, "evaluate.bootstrap", f"{setting}/{classifier}/{test_on}")
+    intervals = utility_intervals(classes, proba, list(labels), options.samples, options.level, rng)
+    bounds = {f"{metric}_ci_{side}": value for metric, pair in intervals.items()
+              for side, value in zip(("low", "high"), pair, strict=True)}
+    return {"setting": setting, "classifier": classifier, "test_on": test_on,
+            **score_probabilities(classes, proba, labels), **bounds}
+
+
 def evaluate_setting(
     setting: str, train: pd.DataFrame, tests: dict[str, pd.DataFrame], ctx: StageContext, encoder: Path | None,
 ) -> tuple[Any, list[dict[str, Any]]]:
     """Fit each classifier on ``train``; one row per classifier and test set in ``tests``."""
     params = ctx.params
     model = train_tfidf_logreg(train["text"], train["label"], params.evaluate.tfidf_logreg, params.seed)
-    rows = [{"setting": setting, "classifier": CLASSIFIER, "test_on": test_on,
-             **score(model, test["text"], test["label"])} for test_on, test in tests.items()]
+    rows = [scored_row(ctx, setting, CLASSIFIER, test_on, list(model.classes_),
+                       model.predict_proba(as_frame(test["text"])), test["label"]) for test_on, test in tests.items()]
     if encoder is not None:
         device = resolve_device(params.device)
         started = time.perf_counter()
@@ -93,8 +116,8 @@ def evaluate_setting(
                         params.seed, setting, device)
         log.info("evaluate: transformer fine-tuned on %s (%d docs) in %.0fs", setting, len(train),
                  time.perf_counter() - started)
-        rows.extend({"setting": setting, "classifier": "transformer", "test_on": test_on,
-                     **score_probabilities(clf.classes, predict_proba(clf, list(test["text"])), test["label"])}
+        rows.extend(scored_row(ctx, setting, "transformer", test_on, clf.classes,
+                               predict_proba(clf, list(test["text"])), test["label"])
                     for test_on, test in tests.items())
     return model, rows
 
@@ -104,12 +127,14 @@ def run(ctx: StageContext) -> None:
     quality.check_corpus(corpus, name="evaluate_input").raise_if_failed()
     original_test = _split(corpus, "test")
     encoder = encoder_folder(ctx)
-    model, rows = evaluate_setting("original", _split(corpus, "train"), {"original": original_test}, ctx, encoder)
+    models: dict[str, Any] = {}
+    models["original"], rows = evaluate_setting("original", _split(corpus, "train"), {"original": original_test},
+                                                ctx, encoder)
     for key in sorted(ctx.params.privatize.settings):
         privatized = read_corpus(ctx.path(PRIVATIZED.format(key=key)))
         quality.check_privatized(corpus, privatized, name=f"evaluate_input_{key}").raise_if_failed()
         tests = {"privatized": _split(privatized, "test"), "original": original_test}
-        _, setting_rows = evaluate_setting(key, _split(privatized, "train"), tests, ctx, encoder)
+        models[key], setting_rows = evaluate_setting(key, _split(privatized, "train"), tests, ctx, encoder)
         rows.extend(setting_rows)
     flat: dict[str, float] = {}
     nested: dict[str, Any] = {}
@@ -122,8 +147,6 @@ def run(ctx: StageContext) -> None:
                 row["test_on"], {})[metric] = None if math.isnan(value) else value
     report = quality.check_metrics(flat, name="evaluate_metrics", unit_interval=UTILITY_METRICS)
     report.raise_if_failed()
-    if ctx.params.tracking.log_models:
-        ctx.tracker.log_sklearn_model(ctx.run_id, model, CLASSIFIER)
     ctx.log_metrics({**flat, **report.to_metrics()})
     utility = with_majority(with_drops(pd.DataFrame(rows)), original_test["label"])
     for _, row in utility[~utility["beats_majority"]].iterrows():
@@ -136,13 +159,18 @@ def run(ctx: StageContext) -> None:
     for key, attack in attacker_metrics(ctx, corpus).items():
         privacy.setdefault(key, {}).update(attack)
         ctx.log_metrics({f"{key}.{name}": value for name, value in attack.items()})
+    leaks = leak_breakdown(ctx, corpus)
+    with atomic_path(ctx.path(LEAKS)) as tmp:
+        leaks.to_csv(tmp, index=False, float_format="%.6f")
     embeddings, embedding_metrics, embedding_png = evaluate_embeddings(ctx)
     ctx.log_metrics(embedding_metrics)
     write_json(nested, ctx.path(METRICS))
     write_json({row["setting"]: {k: float(row[k]) for k in EMBEDDING_COLUMNS if not _isnan(row[k])}
                 for _, row in embeddings.iterrows()}, ctx.path(EMBEDDING_METRICS))
-    frontier = write_frontier(ctx, utility, privacy, embeddings, embedding_png)
-    log_setting_runs(ctx, frontier, utility, privacy)
+    frontier = write_frontier(ctx, utility, privacy, leaks, embeddings, embedding_png)
+    setting_runs = log_setting_runs(ctx, frontier, utility, privacy)
+    if ctx.params.tracking.log_models:
+        register_classifiers(ctx, models, setting_runs, recommend(frontier))
     log_embedding_runs(ctx, embeddings)
     log.info("evaluate: %d settings; original %s accuracy %.3f", len(ctx.params.privatize.settings),
              CLASSIFIER, flat.get(f"original.{CLASSIFIER}.original.accuracy", float("nan")))
@@ -182,6 +210,38 @@ def attacker_metrics(ctx: StageContext, corpus: pd.DataFrame) -> dict[str, dict[
             for key, texts in outputs.items()}
 
 
+def leak_breakdown(ctx: StageContext, corpus: pd.DataFrame) -> pd.DataFrame:
+    """Leaks by setting and span label on the test split (counts, rate, bootstrap interval): the report's table.
+
+    Its ``all`` rows equal each setting's ``privacy.leak.rate`` from privatize (same spans, same rule).
+    """
+    test = _split(corpus, "test")
+    originals, spans = test["text"].tolist(), [spans_to_python(s) for s in test["spans"]]
+    counts = {"original": leak_counts(originals, spans, originals)}
+    for key in sorted(ctx.params.privatize.settings):
+        texts = _split(read_corpus(ctx.path(PRIVATIZED.format(key=key))), "test")["text"].tolist()
+        counts[key] = leak_counts(originals, spans, texts)
+    options = ctx.params.evaluate.bootstrap
+    return leak_table(counts, options.samples, options.level, ctx.params.seed)
+
+
+def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[str, str], best: str | None) -> None:
+    """Log each corpus's baseline classifier (with its signature) and register it as a model version.
+
+    One version of ``tracking.registered_model`` per setting (and ``original``), tagged with its setting;
+    the alias ``recommended`` moves to the recommended setting's version, so a consumer loads
+    ``models:/<name>@recommended`` and gets the classifier trained on the corpus to ship.
+    """
+    name = ctx.params.tracking.registered_model
+    for setting, model in models.items():
+        run_id = runs.get(setting, ctx.run_id)
+        ctx.tracker.log_sklearn_model(run_id, model, CLASSIFIER, text_column=TEXT_COLUMN)
+        version = ctx.tracker.register_model(name, run_id, CLASSIFIER, {"textsift.setting": setting})
+        if setting == best:
+            ctx.tracker.set_model_alias(name, "recommended", version)
+            log.info("evaluate: %s version %s (setting %s) is now @recommended", name, version, setting)
+
+
 def _examples(ctx: StageContext) -> dict[str, list[str]]:
     """A few privatized test documents per setting (only when report.show_examples)."""
     n = ctx.params.report.examples_per_setting
@@ -195,49 +255,85 @@ def _examples(ctx: StageContext) -> dict[str, list[str]]:
 
 
 def write_frontier(
-    ctx: StageContext, utility: pd.DataFrame, privacy: dict[str, dict[str, float]], embeddings: pd.DataFrame,
-    embedding_png: bytes,
+    ctx: StageContext, utility: pd.DataFrame, privacy: dict[str, dict[str, float]], leaks: pd.DataFrame,
+    embeddings: pd.DataFrame, embedding_png: bytes,
 ) -> pd.DataFrame:
     """Frontier table, plot and HTML report (text and embedding settings), written and logged to the parent run.
 
     The parent run also gets the frontier as metrics (``frontier.<setting>.utility``/``.leak_rate``) and the
     recommended setting as the tag ``textsift.recommended_setting`` (``none`` when no setting is within the
-    leak ceiling), so the MLflow UI says which setting to ship.
+    leak ceiling), so the MLflow UI says which setting to ship. The report written as a DVC output carries
+    the provenance that is the same on every reproduction (corpus and params digests); the copy logged to
+    MLflow adds the run's own (commit, MLflow run id, date).
     """
     settings = ctx.params.privatize.settings
     options = ctx.params.evaluate.frontier
-    rows = frontier_rows(utility, privacy, {k: s.kind for k, s in settings.items()}, options.utility)
+    rows = frontier_rows(utility, privacy, {k: s.kind for k, s in settings.items()}, options.utility,
+                         leak_intervals(leaks))
     table = frontier_table(rows, options.leak_ceiling)
     png = frontier_png(table, options.utility, options.leak_ceiling)
     best = recommend(table)
-    summary = [f"Utility: {options.utility}; leak ceiling {options.leak_ceiling:g}.",
+    level = ctx.params.evaluate.bootstrap.level
+    summary = [f"Utility: {options.utility}; leak ceiling {options.leak_ceiling:g}. Intervals: {level:.0%} "
+               f"percentile bootstrap over test documents ({ctx.params.evaluate.bootstrap.samples} resamples).",
                f"Recommended setting: {best}." if best else "No privatized setting is within the leak ceiling."]
     summary.append(EMBEDDING_NOTE)
-    html = render_report("textsift privacy-utility report", summary,
-                         {"Frontier": table, "Utility of every classifier and test set": utility,
-                          "Noisy sentence embeddings (METHODS.md section 3)": embeddings},
-                         {"Privacy-utility frontier": png, "Noisy sentence embeddings vs epsilon_max": embedding_png},
-                         _examples(ctx))
+
+    def report(provenance: dict[str, str]) -> str:
+        return render_report("textsift privacy-utility report", summary,
+                             {"Frontier": table, "Leaks by span type (test split)": leaks,
+                              "Utility of every classifier and test set": utility,
+                              "Noisy sentence embeddings (METHODS.md section 3)": embeddings},
+                             {"Privacy-utility frontier": png,
+                              "Noisy sentence embeddings vs epsilon_max": embedding_png},
+                             _examples(ctx), provenance)
+
+    reproducible = reproducible_provenance(ctx)
     with atomic_path(ctx.path(FRONTIER)) as tmp:
         table.to_csv(tmp, index=False, float_format="%.6f")
     with atomic_path(ctx.path(PLOT)) as tmp:
         tmp.write_bytes(png)
     with atomic_path(ctx.path(REPORT)) as tmp:
-        tmp.write_text(html, encoding="utf-8")
+        tmp.write_text(report(reproducible), encoding="utf-8")
     target = ctx.parent_run_id or ctx.run_id
     ctx.tracker.set_tags(target, {"textsift.recommended_setting": best or "none"})
     ctx.tracker.log_metrics(target, {f"frontier.{row['setting']}.{column}": float(row[column])
                                      for _, row in table.iterrows() for column in ("utility", "leak_rate")
                                      if not _isnan(row[column])})
-    for path in (FRONTIER, PLOT, REPORT, EMBEDDING_TABLE, EMBEDDING_PLOT):
+    for path in (FRONTIER, PLOT, LEAKS, EMBEDDING_TABLE, EMBEDDING_PLOT):
         ctx.tracker.log_artifact(target, ctx.path(path), "frontier")
+    with tempfile.TemporaryDirectory() as folder:
+        logged = Path(folder) / Path(REPORT).name
+        logged.write_text(report({**reproducible, **run_provenance(ctx, target)}), encoding="utf-8")
+        ctx.tracker.log_artifact(target, logged, "frontier")
     return table
+
+
+def leak_intervals(leaks: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Per setting, the bootstrap interval of its overall leak rate (the ``all`` rows)."""
+    overall = leaks[leaks["label"] == ALL]
+    return {str(r["setting"]): (float(r["leak_rate_ci_low"]), float(r["leak_rate_ci_high"]))
+            for _, r in overall.iterrows()}
+
+
+def reproducible_provenance(ctx: StageContext) -> dict[str, str]:
+    """What the report was computed from, identical on every reproduction of the same inputs."""
+    params = hashlib.sha256(json.dumps(flatten(ctx.params), sort_keys=True, default=str).encode()).hexdigest()
+    return {"corpus (data/ingest/corpus.parquet) sha256": content_digest(ctx.path(CORPUS)),
+            "params sha256": params, "textsift version": _version("textsift")}
+
+
+def run_provenance(ctx: StageContext, run_id: str) -> dict[str, str]:
+    """What only this run has: its commit, its MLflow run and when it ran (UTC)."""
+    return {"git commit": git_commit(ctx.root), "MLflow run": run_id,
+            "date (UTC)": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")}
 
 
 def log_setting_runs(
     ctx: StageContext, frontier: pd.DataFrame, utility: pd.DataFrame, privacy: dict[str, dict[str, float]]
-) -> None:
-    """One ``frontier@<setting>`` run per setting with the same metric names for every mechanism."""
+) -> dict[str, str]:
+    """One ``frontier@<setting>`` run per setting with the same metric names for every mechanism; their ids."""
+    runs: dict[str, str] = {}
     for _, row in frontier.iterrows():
         key = str(row["setting"])
         run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,
@@ -251,12 +347,15 @@ def log_setting_runs(
         metrics = {"frontier.utility": row["utility"], "frontier.utility_drop": row["utility_drop"],
                    "frontier.leak_rate": row["leak_rate"], "frontier.pareto": float(row["pareto"]),
                    "privacy.token_change_fraction": row["token_change"]}
+        metrics.update({f"frontier.{column}": row[column] for column in INTERVAL_COLUMNS})
         for _, u in utility[utility["setting"] == key].iterrows():
             for m in (*UTILITY_METRICS, *(f"{name}_drop" for name in UTILITY_METRICS)):
                 metrics[f"utility.{u['classifier']}.{u['test_on']}.{m}"] = u[m]
         metrics.update(privacy.get(key, {}))
         ctx.tracker.log_metrics(run_id, {k: float(v) for k, v in metrics.items() if not _isnan(v)})
         ctx.tracker.end_run(run_id, True)
+        runs[key] = run_id
+    return runs
 
 
 def log_embedding_runs(ctx: StageContext, embeddings: pd.DataFrame) -> None:
