@@ -41,10 +41,10 @@ from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 from flows.notify import notify_failure  # noqa: E402
 from flows.run_summary import ARTIFACT_KEY, parent_run_name, summary_markdown  # noqa: E402
 from flows.temporary_api import start_temporary_api  # noqa: E402
-from textsift.config import flatten, load_params  # noqa: E402
-from textsift.errors import TextsiftError  # noqa: E402
+from textsift.config import Params, flatten, load_params  # noqa: E402
+from textsift.errors import ConfigError, TextsiftError  # noqa: E402
 from textsift.locks import check_no_run, project_run  # noqa: E402
-from textsift.registry import instances, upstream_instances  # noqa: E402
+from textsift.registry import STAGES, instances, upstream_instances  # noqa: E402
 from textsift.stages import run_stage  # noqa: E402
 from textsift.tracking import Tracker  # noqa: E402
 
@@ -52,10 +52,11 @@ logging.getLogger("textsift").setLevel(logging.INFO)  # aggregates only; forward
 
 
 def _retry_transient(_task: Any, _task_run: Any, state: Any) -> bool:
-    """Retry unexpected failures (I/O hiccups, a busy database), never textsift's own errors."""
+    """Retry unexpected failures (I/O hiccups, a busy database), never textsift's own errors or a stage
+    that ran past its time limit (it would only time out again)."""
     try:
         state.result()
-    except TextsiftError:
+    except (TextsiftError, TimeoutError):
         return False
     except Exception:  # noqa: BLE001 - anything else may be transient
         return True
@@ -105,6 +106,22 @@ def stage_task(
                          use_cache=use_cache)
 
 
+def time_limit(params: Params, stage: str) -> float:
+    """Seconds a stage instance may run in the flow: ``orchestration.stage_timeouts[stage]`` or the default.
+
+    Prefect enforces it (``timeout_seconds``): the task fails with a timeout, is not retried, and its
+    MLflow run is closed FAILED; outputs are written atomically, so nothing half-written is left behind.
+    On the thread runner the stop lands between two Python steps of the stage (a long native call such
+    as one big matrix product finishes first).
+    """
+    options = params.orchestration
+    unknown = sorted(set(options.stage_timeouts) - {s.name for s in STAGES})
+    if unknown:
+        raise ConfigError(f"orchestration.stage_timeouts: unknown stage(s) {', '.join(unknown)} "
+                          f"(stages: {', '.join(s.name for s in STAGES)})")
+    return options.stage_timeouts.get(stage, options.stage_timeout_s)
+
+
 def placement(gpu: bool, gpu_resource: str | None) -> AbstractContextManager[Any]:
     """Where a stage instance may run on Dask: a ``gpu`` stage needs one unit of ``gpu_resource``.
 
@@ -144,8 +161,9 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
             futures: dict[str, Any] = {}
             for inst in instances(params):
                 waits = [futures[u.name] for u in upstream_instances(inst, params)]
+                limited = stage_task.with_options(timeout_seconds=time_limit(params, inst.stage.name))
                 with placement(inst.stage.gpu, gpu_resource):
-                    futures[inst.name] = stage_task.submit(
+                    futures[inst.name] = limited.submit(
                         inst.name, inst.stage.name, inst.key, str(root_path), params_file, parent, not force,
                         wait_for=waits)
             wait(list(futures.values()))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from textsift.budgets.config import EmbeddingDPParams
 from textsift.detection.data_params import DetectorDataParams
@@ -108,7 +108,9 @@ class TransformerClassifierParams(Frozen):
     encoder_layers: int | None = Field(3, ge=1, description="keep the first k transformer layers (null: all)")
     epochs: float = Field(2.0, gt=0)
     batch_size: int = Field(32, ge=1)
-    learning_rate: float = Field(1e-4, gt=0)
+    learning_rate: float = Field(1e-4, gt=0, description="peak learning rate (after warm-up, then linear decay to 0)")
+    warmup_fraction: float = Field(0.1, ge=0, lt=1, description="share of the steps spent warming the rate up from 0")
+    max_grad_norm: float = Field(1.0, gt=0, description="gradients are clipped to this L2 norm")
     max_length: int = Field(128, ge=16, description="tokens per document (longer ones are truncated)")
     mixed_precision: bool = Field(True, description="bf16 autocast on CUDA")
 
@@ -124,10 +126,18 @@ class FrontierParams(Frozen):
     leak_ceiling: Probability = Field(0.2, ge=0, le=1, description="highest acceptable leak rate")
 
 
+class BootstrapParams(Frozen):
+    """Percentile-bootstrap intervals on utility and leak rates (test documents resampled)."""
+
+    samples: int = Field(1000, ge=100, description="resamples per interval")
+    level: float = Field(0.95, gt=0, lt=1, description="coverage of each interval")
+
+
 class EvaluateParams(Frozen):
     tfidf_logreg: TfidfLogregParams = TfidfLogregParams()
     transformer: TransformerClassifierParams = TransformerClassifierParams()
     frontier: FrontierParams = FrontierParams()
+    bootstrap: BootstrapParams = BootstrapParams()
 
 
 class ReportParams(Frozen):
@@ -235,6 +245,28 @@ class TrackingParams(Frozen):
     uri: str | None = Field(None, description="MLflow tracking URI; default sqlite:///<project>/mlruns.db")
     experiment: str = "textsift"
     log_models: bool = True
+    registered_model: str = Field(
+        "textsift-classifier", min_length=1,
+        description="model-registry name of the baseline classifier: one version per setting per run, "
+                    "alias 'recommended' on the recommended setting's")
+
+
+class OrchestrationParams(Frozen):
+    """How the Prefect flow runs stage instances (``dvc repro`` ignores it)."""
+
+    stage_timeout_s: float = Field(
+        21600, gt=0, description="wall-clock limit of one stage instance in the flow (6 h); past it the stage "
+                                 "fails, is not retried, and leaves no half-written output")
+    stage_timeouts: dict[str, float] = Field(
+        default_factory=dict, description="per-stage limits in seconds, by stage name, e.g. {evaluate: 7200}")
+
+    @field_validator("stage_timeouts")
+    @classmethod
+    def _positive(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = [name for name, seconds in value.items() if not seconds > 0]
+        if bad:
+            raise ValueError(f"stage_timeouts must be positive seconds: {', '.join(sorted(bad))}")
+        return value
 
 
 class Params(Frozen):
@@ -252,6 +284,7 @@ class Params(Frozen):
     evaluate: EvaluateParams = EvaluateParams()
     report: ReportParams = ReportParams()
     quality: QualityParams = QualityParams()
+    orchestration: OrchestrationParams = OrchestrationParams()
 
     @model_validator(mode="after")
     def _settings_name_known_indexes(self) -> Params:
