@@ -5,7 +5,7 @@ Annoy with 50 trees, as the notebook's word2vec index):
 - tokens/s of the batched privatizer (``privatize_shard``) vs a faithful re-implementation of
   the notebook's per-word ``replace_word`` (one Python call per word: numpy noise, a torch
   vector lookup, torch + numpy, one Annoy query) on the same vectors, texts, ε and search_k;
-- the same with 2 worker processes (documents split into 2 shards);
+- (worker scaling is bench/scale_out.py's figure: Dask through prefect-dask, 200,000 documents);
 - agreement of Annoy's answer with the exact nearest neighbour at the default search_k and
   at search_k = 2000, with queries/s, and the exact search's queries/s (CUDA when present).
 """
@@ -13,10 +13,8 @@ Annoy with 50 trees, as the notebook's word2vec index):
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import re
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -29,12 +27,11 @@ from textsift.indexes.annoy_index import AnnoySearcher, build_annoy
 from textsift.indexes.exact_index import ExactSearcher
 from textsift.mechanisms.metric_dp.embedders import StaticEmbedder
 from textsift.mechanisms.metric_dp.noise import sample_noise
-from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard
+from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, privatize_shard
 
 M, N_TREES, EPSILON, BETA, SEED = 183, 50, 20.0, 0.7, 1234
 WORDS_PER_DOC = 50
 _NOTEBOOK_BREAK = re.compile(r"\!|\,|\n|\.|\?|\-|\;|\:|\(|\)")
-_WORKER: dict[str, MetricDPPrivatizer] = {}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,25 +65,6 @@ def notebook_privatize(texts: list[str], vocab_vectors: torch.Tensor, words: lis
             for word in phrase.split(" ")) if w not in ('"', "'", ",")]
         out.append(" ".join(kept))
     return out
-
-
-def _init_worker(privatizer: MetricDPPrivatizer) -> None:
-    _WORKER["p"] = privatizer
-
-
-def _worker_shard(texts: list[str], doc_ids: list[str]) -> ShardResult:
-    return privatize_shard(_WORKER["p"], texts, doc_ids, SEED)
-
-
-def _two_workers(privatizer: MetricDPPrivatizer, texts: list[str], ids: list[str]) -> float:
-    """Seconds to privatize ``texts`` as 2 shards on 2 forked worker processes (started beforehand)."""
-    half = len(texts) // 2
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(2, mp_context=context, initializer=_init_worker, initargs=(privatizer,)) as pool:
-        list(pool.map(_worker_shard, [texts[:1], texts[1:2]], [ids[:1], ids[1:2]]))
-        shards = ([texts[:half], texts[half:]], [ids[:half], ids[half:]])
-        seconds, _ = timed(lambda: list(pool.map(_worker_shard, *shards)))
-    return seconds
 
 
 def _corpus(words: list[str], n_tokens: int) -> tuple[list[str], list[str]]:
@@ -132,12 +110,9 @@ def figures(args: argparse.Namespace) -> list[Figure]:
         base_s, _ = timed(lambda: notebook_privatize(texts, torch.from_numpy(vectors), words, ann_index))
         baseline = {"name": "notebook per-word replace_word", "value": tokens / base_s, "unit": "tokens/s"}
         ours_s, _ = timed(lambda: privatize_shard(privatizer, texts, ids, SEED))
-        two_s = _two_workers(privatizer, texts, ids)
         out = [
             Figure("metric_dp.privatize_tokens_per_s", tokens / ours_s, "tokens/s", device,
                    {**common, "workers": 1}, baseline, base_s / ours_s),
-            Figure("metric_dp.privatize_tokens_per_s_2_workers", tokens / two_s, "tokens/s", device,
-                   {**common, "workers": 2, "pool": "ProcessPoolExecutor(fork)"}, baseline, base_s / two_s),
         ]
         exact_device = "cuda" if torch.cuda.is_available() else "cpu"
         out.extend(_agreement(searcher, ExactSearcher(vectors, exact_device), vectors, args.mdp_queries))

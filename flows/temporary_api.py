@@ -35,6 +35,7 @@ def start_temporary_api() -> int | None:
     """Start the temporary API (unless a server is configured) with its watchdog; return the server's pid."""
     if os.environ.get("PREFECT_API_URL"):
         return None
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")  # busy 2-core machines
     from prefect.server.api.server import SubprocessASGIServer
 
     server = SubprocessASGIServer()  # the singleton Prefect's client uses when no server is configured

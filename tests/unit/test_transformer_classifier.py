@@ -6,9 +6,10 @@ import pandas as pd
 import pytest
 
 from textsift.config import TransformerClassifierParams
-from textsift.evaluation.transformer_classifier import fine_tune, predict_proba, warmup_then_decay
+from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
 from textsift.evaluation.utility import score_probabilities
 from textsift.models.detector_encoders import minilm_folder
+from textsift.models.schedule import warmup_then_decay
 from textsift.stages.evaluate import with_majority
 
 POSITIVE = ["great {} and a lovely team", "the {} was wonderful, thank you", "really happy with the {}"]

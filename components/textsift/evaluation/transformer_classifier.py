@@ -14,7 +14,7 @@ the duration of training only (no global state leaks out).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from textsift.config import TransformerClassifierParams
 from textsift.device import autocast, global_torch_rng
 from textsift.models.detector_encoders import keep_layers
 from textsift.models.loading import hf_folders, load_pretrained
+from textsift.models.schedule import warmup_then_decay
 from textsift.rng import generator, torch_seed
 
 
@@ -61,20 +62,6 @@ class TransformerClassifier:
 def _encode(clf_tokenizer: PreTrainedTokenizerFast, texts: Sequence[str], max_length: int, device: str) -> dict:
     batch = clf_tokenizer(list(texts), truncation=True, max_length=max_length, padding=True, return_tensors="pt")
     return {k: v.to(device) for k, v in batch.items() if k in ("input_ids", "attention_mask")}
-
-
-def warmup_then_decay(steps: int, warmup_fraction: float) -> Callable[[int], float]:
-    """The learning-rate factor at each step: linear warm-up from 0 over ``warmup_fraction`` of the steps,
-    then linear decay to 0 — the usual BERT fine-tuning schedule. A constant rate made MiniLM collapse to
-    one class on privatized corpora (every one of them in the committed run at lr 2e-4)."""
-    warmup = int(steps * warmup_fraction)
-
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / (warmup + 1)
-        return max(0.0, (steps - step) / max(1, steps - warmup))
-
-    return factor
 
 
 def fine_tune(
