@@ -17,7 +17,8 @@ REDUCED = {
     "fill_in": {"vocab_size": 2000, "hidden_size": 64, "num_layers": 2, "num_heads": 2, "intermediate_size": 128,
                 "epochs": 1.0},
     "indexes": {"geometry": {"draws": 100, "vocab_sample": 30}},
-    "detectors": {"data": {"synthetic_docs": 500}, "model": {"encoder_layers": 1, "epochs": 1}},
+    "detectors": {"data": {"synthetic_docs": 500}, "model": {"encoder_layers": 1, "epochs": 1},
+                  "interests": {"synthetic_train": 300, "synthetic_test": 100, "epochs": 1, "encoder_layers": 1}},
     "evaluate": {"transformer": {"max_length": 64, "encoder_layers": 1}},
     "embedding_dp": {"sensitivity": {"max_words": 100}, "relevance": {"epochs": 50}},
 }

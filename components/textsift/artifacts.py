@@ -21,8 +21,10 @@ from textsift.errors import StageError
 from textsift.locks import STATE_DIR, exclusive
 
 SHA_TAG = "textsift.model_sha256"
+INTERESTS_SHA_TAG = f"{SHA_TAG}.interests"  # train_detectors' run logs two models: the second has its own tag
 FILL_IN_POINTER = "models/fill_in.json"  # the DVC output of train_fill_in
 DETECTOR_POINTER = "models/detector.json"  # the DVC output of train_detectors
+INTERESTS_POINTER = "models/interests.json"  # train_detectors' IPI interest model (``enabled: false`` when off)
 MODEL_CACHE = f"{STATE_DIR}/cache/models"  # models fetched from MLflow, one folder per digest
 
 
@@ -73,7 +75,8 @@ def materialize(pointer: dict, source: ArtifactSource, cache_root: str | Path) -
             if dir_sha256(target) == pointer["sha256"]:
                 return target
             shutil.rmtree(target)  # damaged by hand: no task can be reading it while we hold the lock
-        run_id = source.find_run(SHA_TAG, pointer["sha256"])
+        run_id = source.find_run(SHA_TAG, pointer["sha256"]) or source.find_run(
+            f"{SHA_TAG}.{pointer['name']}", pointer["sha256"])
         if run_id is None:
             raise StageError(f"no MLflow run holds model {pointer['name']} ({pointer['sha256'][:12]}): "
                              "re-run its stage")
@@ -95,3 +98,9 @@ def fill_in_folder(root: Path, source: ArtifactSource) -> Path:
 def detector_folder(root: Path, source: ArtifactSource) -> Path:
     """The project's privacy-entity detector (``DETECTOR_POINTER``), fetched into ``MODEL_CACHE`` once."""
     return materialize(read_pointer(root / DETECTOR_POINTER), source, root / MODEL_CACHE)
+
+
+def interests_folder(root: Path, source: ArtifactSource) -> Path | None:
+    """The project's IPI interest model (``INTERESTS_POINTER``), or None when train_detectors did not train one."""
+    pointer = read_pointer(root / INTERESTS_POINTER)
+    return None if not pointer.get("sha256") else materialize(pointer, source, root / MODEL_CACHE)

@@ -165,6 +165,8 @@ def detect(
                                                   "train the detector when the project has none"),
     root: Path = typer.Option(Path("."), help="project whose detector is used"),
     with_text: bool = typer.Option(False, "--with-text", help="also write each span's string (sensitive!)"),
+    interests: bool = typer.Option(False, "--interests", help="also infer each record's interest and where its "
+                                                              "evidence is (the IPI model, METHODS.md 4.2)"),
     device: str | None = typer.Option(None, help="cpu, cuda or auto (default: params' device)"),
     fmt: str = typer.Option("auto", "--format"),
     text_field: str = typer.Option("text"),
@@ -178,7 +180,7 @@ def detect(
     try:
         source = _source(input_path, fmt, text_field, NO_LABEL_FIELD, id_field, None)
         metrics = detect_file(input_path, output, source, params or root / "params.yaml", root.resolve(),
-                              with_text=with_text, device=device)
+                              with_text=with_text, device=device, interests=interests)
     except TextsiftError as err:
         _fail(err)
     typer.echo(json.dumps(metrics, indent=2, sort_keys=True, default=float))

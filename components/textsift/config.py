@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from textsift.budgets.config import EmbeddingDPParams
 from textsift.detection.data_params import DetectorDataParams
 from textsift.errors import ConfigError
+from textsift.interests.params import InterestParams
 from textsift.mechanisms.datasifter.config import DataSifterSetting
 from textsift.mechanisms.metric_dp.config import MetricDPSetting
 from textsift.mechanisms.redact.config import RedactSetting
@@ -233,6 +234,7 @@ class DetectorsParams(Frozen):
     model: DetectorParams = DetectorParams()
     compare_flat: bool = Field(
         True, description="also train the flat BIO tagger on the same encoder and data (the paper's nested vs flat)")
+    interests: InterestParams = InterestParams()
 
 
 class QualityParams(Frozen):

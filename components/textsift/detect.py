@@ -11,6 +11,7 @@ output of a detection run holds no document text at all.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Sequence
 from functools import lru_cache
@@ -19,11 +20,13 @@ from pathlib import Path
 import pyarrow as pa
 
 from textsift.adhoc import check_output, load_file, rejects_path
-from textsift.artifacts import DETECTOR_POINTER, detector_folder, read_pointer
+from textsift.artifacts import DETECTOR_POINTER, INTERESTS_POINTER, detector_folder, interests_folder, read_pointer
 from textsift.config import SourceParams, load_params
 from textsift.corpus import Span, atomic_path, write_table
 from textsift.device import resolve_device
 from textsift.errors import InputError
+from textsift.interests.io import load_interest_model
+from textsift.interests.training import InterestModel, generate, parse
 from textsift.models.detector import Detector
 from textsift.models.detector import detect as detect_with
 from textsift.models.detector_io import load_detector
@@ -76,6 +79,37 @@ def detect(
     return detect_with(_project_detector(root, params_file, device), list(texts), batch_size)
 
 
+@lru_cache(maxsize=2)
+def _loaded_interests(root: Path, params_path: Path, sha256: str, device: str) -> InterestModel:
+    params = load_params(params_path)
+    folder = interests_folder(root, Tracker(params.tracking, root))
+    if folder is None:
+        raise InputError("this project trained no interest model (detectors.interests.enabled is false)")
+    return load_interest_model(folder, device)
+
+
+def infer_interests(
+    texts: Sequence[str], root: str | Path = ".", params_path: str | Path | None = None, device: str | None = None,
+) -> list[tuple[str, str]]:
+    """(interest, evidence) per text with the project's IPI model (METHODS.md §4.2); ``("none", "")`` when a
+    text reveals no interest. The evidence is generated (lower-cased words of the text)."""
+    root = Path(root).resolve()
+    params_file = Path(params_path).resolve() if params_path else root / "params.yaml"
+    _ensure_detector(root, params_file)
+    sha256 = str(read_pointer(root / INTERESTS_POINTER).get("sha256"))
+    model = _loaded_interests(root, params_file, sha256, resolve_device(device or load_params(params_file).device))
+    return [parse(text) for text in generate(model, list(texts))]
+
+
+def evidence_offsets(text: str, evidence: str) -> tuple[int | None, int | None]:
+    """Where the generated evidence occurs in the text (case- and spacing-insensitive), or (None, None)."""
+    words = evidence.split()
+    if not words:
+        return None, None
+    match = re.search(r"\s*".join(re.escape(w) for w in words), text, flags=re.IGNORECASE)
+    return (match.start(), match.end()) if match else (None, None)
+
+
 def detect_output_format(path: Path) -> tuple[str, bool]:
     """(format, gzipped) of a detection output: JSON lines (optionally gzipped) or Parquet."""
     suffixes = [s.lower() for s in path.suffixes]
@@ -89,8 +123,10 @@ def detect_output_format(path: Path) -> tuple[str, bool]:
 
 
 def span_rows(doc_ids: Sequence[str], texts: Sequence[str], spans: Sequence[Sequence[Span]],
-              with_text: bool) -> pa.Table:
-    """One row per document: its id and spans ``{start, end, label[, text]}``."""
+              with_text: bool, interests: Sequence[tuple[str, str]] | None = None) -> pa.Table:
+    """One row per document: its id and spans ``{start, end, label[, text]}``; with ``interests``, also the
+    inferred ``interest`` and the evidence's ``evidence_start``/``evidence_end`` (and ``evidence`` text only
+    ``with_text``)."""
     fields = [("start", pa.int32()), ("end", pa.int32()), ("label", pa.string())]
     if with_text:
         fields.append(("text", pa.string()))
@@ -104,7 +140,16 @@ def span_rows(doc_ids: Sequence[str], texts: Sequence[str], spans: Sequence[Sequ
             cells.append(cell)
         rows.append(cells)
     schema = pa.schema([("id", pa.string()), ("spans", pa.list_(pa.struct(fields)))])
-    return pa.Table.from_pydict({"id": list(doc_ids), "spans": rows}, schema=schema)
+    table = pa.Table.from_pydict({"id": list(doc_ids), "spans": rows}, schema=schema)
+    if interests is None:
+        return table
+    offsets = [evidence_offsets(text, evidence) for text, (_, evidence) in zip(texts, interests, strict=True)]
+    table = table.append_column("interest", pa.array([interest for interest, _ in interests], pa.string()))
+    table = table.append_column("evidence_start", pa.array([a for a, _ in offsets], pa.int32()))
+    table = table.append_column("evidence_end", pa.array([b for _, b in offsets], pa.int32()))
+    if with_text:
+        table = table.append_column("evidence", pa.array([e for _, e in interests], pa.string()))
+    return table
 
 
 def write_spans(table: pa.Table, path: Path) -> None:
@@ -120,7 +165,7 @@ def write_spans(table: pa.Table, path: Path) -> None:
 
 def detect_file(
     input_path: Path, output_path: Path, source: SourceParams, params_path: Path, root: Path,
-    with_text: bool = False, device: str | None = None,
+    with_text: bool = False, device: str | None = None, interests: bool = False,
 ) -> dict[str, float]:
     """Detect privacy entities in every valid record of a file; write one row of spans per record.
 
@@ -136,11 +181,14 @@ def detect_file(
     started = time.perf_counter()
     spans = detect(texts, root, params_path, device)
     seconds = time.perf_counter() - started
-    write_spans(span_rows(corpus["doc_id"].tolist(), texts, spans, with_text), output_path)
+    inferred = infer_interests(texts, root, params_path, device) if interests else None
+    write_spans(span_rows(corpus["doc_id"].tolist(), texts, spans, with_text, inferred), output_path)
     metrics: dict[str, float] = {"docs": float(len(texts)), "spans": float(sum(len(s) for s in spans)),
                                  "chars_per_s": sum(map(len, texts)) / max(seconds, 1e-9)}
     for doc in spans:
         for s in doc:
             metrics[f"spans.{s.label}"] = metrics.get(f"spans.{s.label}", 0.0) + 1.0
+    for interest, _ in inferred or ():
+        metrics[f"interests.{interest}"] = metrics.get(f"interests.{interest}", 0.0) + 1.0
     log.info("detected %d spans in %d records (%.0f chars/s)", metrics["spans"], len(texts), metrics["chars_per_s"])
     return metrics

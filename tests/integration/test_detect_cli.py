@@ -98,3 +98,27 @@ def test_an_unsupported_output_is_refused_before_any_work(tmp_path: Path, first_
     assert result.exit_code == 2
     assert ".jsonl, .jsonl.gz or .parquet" in result.output
     assert not (tmp_path / "empty").exists()
+
+
+def test_interests_flag_adds_the_inferred_interest_and_evidence_offsets_never_text(first_run: dict) -> None:
+    from textsift.artifacts import INTERESTS_POINTER, interests_folder
+    from textsift.detect import infer_interests
+    from textsift.interests.io import load_interest_model
+    from textsift.interests.training import generate, parse
+
+    output = first_run["base"] / "interests.parquet"
+    result = CliRunner().invoke(app, ["detect", "--input", str(first_run["source"]), "--output", str(output),
+                                      "--params", str(first_run["params"]), "--root", str(first_run["root"]),
+                                      "--id-field", "id", "--interests"])
+    assert result.exit_code == 0, result.output
+    assert read_pointer(first_run["root"] / INTERESTS_POINTER)["sha256"]
+    table = pq.read_table(output)
+    assert {"interest", "evidence_start", "evidence_end"} <= set(table.column_names)
+    assert "evidence" not in table.column_names  # generated evidence is text: only with --with-text
+    texts = [t for t in TEXTS if t]
+    tracker = Tracker(load_params(first_run["params"]).tracking, first_run["root"])
+    model = load_interest_model(interests_folder(first_run["root"], tracker))
+    expected = [parse(g)[0] for g in generate(model, texts)]
+    assert table.column("interest").to_pylist() == expected
+    assert [i for i, _ in infer_interests(texts, first_run["root"], first_run["params"])] == expected
+    assert f'"docs": {float(len(texts))}' in result.output and '"interests.' in result.output  # counts per interest

@@ -14,6 +14,7 @@ import pandas as pd
 REFERENCE = "original"
 LEAK_KEY = "privacy.leak.rate"
 CHANGE_KEY = "privacy.token_change_fraction"
+INTEREST_KEY = "privacy.interest.leak_rate"  # the IPI attacker's attribute leak (same name for every mechanism)
 INTERVAL_COLUMNS = ("utility_ci_low", "utility_ci_high", "leak_rate_ci_low", "leak_rate_ci_high")
 NAN_PAIR = (float("nan"), float("nan"))
 
@@ -22,7 +23,8 @@ def frontier_rows(
     utility: pd.DataFrame, privacy: Mapping[str, Mapping[str, float]], mechanisms: Mapping[str, str],
     utility_key: str, leak_intervals: Mapping[str, tuple[float, float]] | None = None,
 ) -> pd.DataFrame:
-    """One row per setting: ``setting, mechanism, utility, leak_rate, leak_source, token_change, attacker_recall``
+    """One row per setting: ``setting, mechanism, utility, leak_rate, leak_source, token_change, attacker_recall,
+    interest_leak`` (the interest attacker's attribute leak; 1 for the reference, NaN without an interest model)
     and the bootstrap intervals ``utility_ci_low/high`` (from the utility table's ``<metric>_ci_*`` columns)
     and ``leak_rate_ci_low/high`` (from ``leak_intervals``, gold-span leak rates only); NaN where absent.
 
@@ -56,6 +58,7 @@ def frontier_rows(
             "utility": float(match[metric].iloc[0]) if len(match) else float("nan"),
             "leak_rate": leak, "leak_source": "gold spans" if has_spans else "unchanged-token share",
             "token_change": change, "attacker_recall": float(metrics.get("privacy.attacker.recall", float("nan"))),
+            "interest_leak": 1.0 if setting == REFERENCE else float(metrics.get(INTEREST_KEY, float("nan"))),
             **dict(zip(INTERVAL_COLUMNS, (*utility_ci, *leak_ci), strict=True)),
         })
     return pd.DataFrame(out)

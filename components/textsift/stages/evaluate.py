@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from textsift import quality
-from textsift.artifacts import detector_folder
+from textsift.artifacts import detector_folder, interests_folder
 from textsift.budgets.publish import ACCOUNTING
 from textsift.config import flatten
 from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_json
@@ -49,6 +49,9 @@ from textsift.evaluation.privacy import attacker_recall, leak_counts
 from textsift.evaluation.report import render_report
 from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
 from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS, as_frame, score_probabilities, train_tfidf_logreg
+from textsift.interests.attack import interest_leak
+from textsift.interests.io import load_interest_model
+from textsift.interests.training import INTEREST_ONLY_TOKENS, generate, parse
 from textsift.models.detector import detect
 from textsift.models.detector_io import load_detector
 from textsift.rng import generator
@@ -156,9 +159,10 @@ def run(ctx: StageContext) -> None:
         utility.to_csv(tmp, index=False, float_format="%.6f")
     ctx.tracker.log_artifact(ctx.run_id, ctx.path(TABLE), "evaluate")
     privacy = _privacy_metrics(ctx)
-    for key, attack in attacker_metrics(ctx, corpus).items():
-        privacy.setdefault(key, {}).update(attack)
-        ctx.log_metrics({f"{key}.{name}": value for name, value in attack.items()})
+    for attacks in (attacker_metrics(ctx, corpus), interest_metrics(ctx, corpus)):
+        for key, attack in attacks.items():
+            privacy.setdefault(key, {}).update(attack)
+            ctx.log_metrics({f"{key}.{name}": value for name, value in attack.items()})
     leaks = leak_breakdown(ctx, corpus)
     with atomic_path(ctx.path(LEAKS)) as tmp:
         leaks.to_csv(tmp, index=False, float_format="%.6f")
@@ -240,6 +244,26 @@ def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[s
         if setting == best:
             ctx.tracker.set_model_alias(name, "recommended", version)
             log.info("evaluate: %s version %s (setting %s) is now @recommended", name, version, setting)
+
+
+def interest_metrics(ctx: StageContext, corpus: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """``privacy.interest.*`` per privatized corpus: what the IPI attacker still infers from its test split
+    (:mod:`textsift.interests.attack`); nothing when train_detectors trained no interest model."""
+    folder = interests_folder(ctx.root, ctx.tracker)
+    if folder is None:
+        return {}
+    model = load_interest_model(folder, resolve_device(ctx.params.device))
+    started = time.perf_counter()
+    original = [parse(g)[0] for g in generate(model, _split(corpus, "test")["text"].tolist(), INTEREST_ONLY_TOKENS)]
+    out = {}
+    for key in sorted(ctx.params.privatize.settings):
+        texts = _split(read_corpus(ctx.path(PRIVATIZED.format(key=key))), "test")["text"].tolist()
+        inferred = [parse(g)[0] for g in generate(model, texts, INTEREST_ONLY_TOKENS)]
+        out[key] = {f"privacy.{name}": value for name, value in interest_leak(original, inferred).items()}
+    revealing = sum(interest != "none" for interest in original) / max(len(original), 1)
+    log.info("evaluate: interest attacker on %d corpora in %.0fs; %.1f%% of original test documents reveal one",
+             len(out) + 1, time.perf_counter() - started, 100 * revealing)
+    return out
 
 
 def _examples(ctx: StageContext) -> dict[str, list[str]]:
@@ -346,7 +370,7 @@ def log_setting_runs(
             ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
         metrics = {"frontier.utility": row["utility"], "frontier.utility_drop": row["utility_drop"],
                    "frontier.leak_rate": row["leak_rate"], "frontier.pareto": float(row["pareto"]),
-                   "privacy.token_change_fraction": row["token_change"]}
+                   "privacy.token_change_fraction": row["token_change"], "frontier.interest_leak": row["interest_leak"]}
         metrics.update({f"frontier.{column}": row[column] for column in INTERVAL_COLUMNS})
         for _, u in utility[utility["setting"] == key].iterrows():
             for m in (*UTILITY_METRICS, *(f"{name}_drop" for name in UTILITY_METRICS)):

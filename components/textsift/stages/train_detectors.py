@@ -15,15 +15,26 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from textsift import quality
-from textsift.artifacts import DETECTOR_POINTER, SHA_TAG, fill_in_folder, write_pointer
-from textsift.corpus import read_corpus
+from textsift.artifacts import (
+    DETECTOR_POINTER,
+    INTERESTS_POINTER,
+    INTERESTS_SHA_TAG,
+    SHA_TAG,
+    fill_in_folder,
+    write_pointer,
+)
+from textsift.corpus import read_corpus, write_json
 from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import DetectorData, load_detector_data
 from textsift.device import resolve_device
+from textsift.interests.io import save_interest_model
+from textsift.interests.synthetic import generate_posts
+from textsift.interests.training import generate, score, train_interest_model
 from textsift.models.detector import Detector, detect
 from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import save_detector
@@ -35,6 +46,7 @@ log = logging.getLogger("textsift")
 CORPUS = "data/ingest/corpus.parquet"
 METRICS = "metrics/train_detectors.json"
 ARTIFACT = "detector"
+INTERESTS_ARTIFACT = "interests"
 
 
 def _by_source(data: DetectorData, split: str) -> dict[str, list[LabelledText]]:
@@ -64,6 +76,41 @@ def _counts(data: DetectorData) -> dict[str, float]:
     return metrics
 
 
+def train_interests(ctx: StageContext, device: str) -> dict[str, float]:
+    """The IPI interest attacker (METHODS.md §4.2): trained on synthetic posts, scored on held-out ones.
+
+    Its own MLflow artifact (``interests``) and pointer (``models/interests.json``; ``enabled: false``
+    when ``detectors.interests.enabled`` is off). Metrics ``interests.test.*``: ROUGE-1/2/L, main and
+    interest accuracy on the held-out split, whose slot values no training post contains.
+    """
+    params = ctx.params.detectors.interests
+    if not params.enabled:
+        write_json({"name": INTERESTS_ARTIFACT, "enabled": False}, ctx.path(INTERESTS_POINTER))
+        return {}
+    train = generate_posts(params.synthetic_train, "train", ctx.params.seed, params.none_rate)
+    test = generate_posts(params.synthetic_test, "test", ctx.params.seed, params.none_rate)
+    log.info("train_detectors: interest model on %d synthetic posts (%d held out), %s layers", len(train),
+             len(test), params.encoder_layers)
+    started = time.perf_counter()
+    im = train_interest_model(train, params, ctx.params.seed, device)
+    trained_s = time.perf_counter() - started
+    started = time.perf_counter()
+    generated = generate(im, [post.text for post in test])
+    generate_s = time.perf_counter() - started
+    metrics = {f"interests.test.{k}": v for k, v in score(generated, test).items()}
+    metrics.update({"interests.train_seconds": trained_s,
+                    "interests.generate_posts_per_s": len(test) / generate_s if generate_s else 0.0})
+    with tempfile.TemporaryDirectory(prefix="textsift-interests-") as tmp:
+        local = Path(tmp) / INTERESTS_ARTIFACT
+        save_interest_model(im, local)
+        ctx.tracker.log_dir(ctx.run_id, local, INTERESTS_ARTIFACT)
+        pointer = write_pointer(ctx.path(INTERESTS_POINTER), INTERESTS_ARTIFACT, INTERESTS_ARTIFACT, local)
+    ctx.tracker.set_tags(ctx.run_id, {INTERESTS_SHA_TAG: pointer["sha256"]})
+    log.info("train_detectors: interest accuracy %.3f, ROUGE main %.3f on held-out posts",
+             metrics["interests.test.interest_accuracy"], metrics["interests.test.main"])
+    return metrics
+
+
 def run(ctx: StageContext) -> None:
     params, settings = ctx.params, ctx.params.detectors
     corpus = read_corpus(ctx.path(CORPUS))
@@ -87,6 +134,7 @@ def run(ctx: StageContext) -> None:
         ctx.tracker.log_dir(ctx.run_id, local, ARTIFACT)
         pointer = write_pointer(ctx.path(DETECTOR_POINTER), ARTIFACT, ARTIFACT, local)
     ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"]})
+    metrics.update(train_interests(ctx, device))
     spans = detect(trained.detector, corpus["text"].tolist())
     write_detected(ctx.path(DETECTED), corpus["doc_id"].tolist(), corpus["text"].tolist(), spans)
     metrics["corpus.detected_spans"] = float(sum(len(s) for s in spans))

@@ -1,0 +1,56 @@
+"""Saving and loading the IPI interest model as one self-contained folder (METHODS.md §4.2).
+
+Layout: ``interests.json`` (format, :class:`InterestParams`), ``encoder/config.json`` (the encoder as
+trained, after ``encoder_layers`` cut it), ``model.safetensors`` (encoder + LM head) and ``tokenizer/``.
+Loading needs nothing but the folder: no pretrained checkpoint, no download.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+from transformers import AutoConfig, AutoTokenizer
+
+from textsift.corpus import atomic_dir
+from textsift.errors import InputError
+from textsift.interests.params import InterestParams
+from textsift.interests.training import InterestModel
+from textsift.interests.unilm import UniLMSeq2Seq
+from textsift.models.detector_encoders import encoder_from_config
+from textsift.models.loading import load_pretrained
+
+FORMAT = "textsift.interests/1"
+META, WEIGHTS, ENCODER, TOKENIZER = "interests.json", "model.safetensors", "encoder", "tokenizer"
+
+
+def save_interest_model(im: InterestModel, folder: str | Path) -> None:
+    """Write the model to ``folder`` atomically (a previous folder there is replaced)."""
+    with atomic_dir(folder) as tmp:
+        meta = {"format": FORMAT, "params": im.params.model_dump(mode="json")}
+        (tmp / META).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        im.model.encoder.config.save_pretrained(tmp / ENCODER)
+        state = {k: v.detach().to("cpu").contiguous() for k, v in im.model.state_dict().items()}
+        save_file(state, str(tmp / WEIGHTS), metadata={"format": FORMAT})
+        im.tokenizer.save_pretrained(tmp / TOKENIZER)
+
+
+def _load(folder: Path, device: str) -> InterestModel:
+    meta_path = folder / META
+    if not meta_path.exists():
+        raise InputError(f"{folder} is not a saved interest model (no {META})")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    if meta.get("format") != FORMAT:
+        raise InputError(f"{folder}: interest model format {meta.get('format')!r}, expected {FORMAT!r}")
+    params = InterestParams.model_validate_json(json.dumps(meta["params"]))
+    model = UniLMSeq2Seq(encoder_from_config(AutoConfig.from_pretrained(str(folder / ENCODER))), torch.Generator())
+    model.load_state_dict(load_file(str(folder / WEIGHTS)), strict=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(folder / TOKENIZER))
+    return InterestModel(model.to(device).eval(), tokenizer, params, device)
+
+
+def load_interest_model(folder: str | Path, device: str = "cpu") -> InterestModel:
+    """A saved interest model, in eval mode on ``device``, loaded under the process-wide loading lock."""
+    return load_pretrained(_load, Path(folder), device)
