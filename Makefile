@@ -40,7 +40,7 @@ repro: setup  ## the same stages through DVC
 
 test: setup
 	$(BIN)/ruff check components flows tests bench
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15 $(PYTEST_ARGS)
 
 BENCH_STAMP := $(VENV)/.bench-$(shell cat requirements/bench.txt | sha256sum | cut -c1-12)
 

@@ -18,8 +18,10 @@ REDUCED = {
                 "epochs": 1.0},
     "indexes": {"geometry": {"draws": 100, "vocab_sample": 30}},
     "detectors": {"data": {"synthetic_docs": 500}, "model": {"encoder_layers": 1, "epochs": 1},
-                  "interests": {"synthetic_train": 300, "synthetic_test": 100, "epochs": 1, "encoder_layers": 1}},
-    "evaluate": {"transformer": {"max_length": 64, "encoder_layers": 1}},
+                  "interests": {"synthetic_train": 300, "synthetic_test": 30, "epochs": 1, "encoder_layers": 1,
+                                "max_len": 12}},
+    # the transformer classifier is fine-tuned in the test suite's flows; here it would cost a minute of CI
+    "evaluate": {"transformer": {"enabled": False}},
     "embedding_dp": {"sensitivity": {"max_words": 100}, "relevance": {"epochs": 50}},
 }
 
