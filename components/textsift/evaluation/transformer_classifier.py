@@ -26,7 +26,7 @@ from transformers import AutoTokenizer, BertModel, PreTrainedTokenizerFast
 from textsift.config import TransformerClassifierParams
 from textsift.device import autocast, global_torch_rng
 from textsift.models.detector_encoders import keep_layers
-from textsift.models.loading import hf_folders, load_pretrained
+from textsift.models.loading import hf_folders, isolated_bert, load_pretrained
 from textsift.models.schedule import warmup_then_decay
 from textsift.rng import generator, torch_seed
 
@@ -72,10 +72,11 @@ def fine_tune(
     model_dir, tokenizer_dir = hf_folders(encoder_folder)
     classes = sorted(set(labels))
     tokenizer = load_pretrained(AutoTokenizer.from_pretrained, tokenizer_dir)
-    encoder = load_pretrained(BertModel.from_pretrained, model_dir, add_pooling_layer=False)
+    encoder = load_pretrained(isolated_bert, model_dir)
     keep_layers(encoder, params.encoder_layers)
-    model = MeanPoolClassifier(encoder, len(classes),
-                               torch.Generator().manual_seed(torch_seed(seed, "evaluate.transformer.head", key)))
+    with global_torch_rng():  # constructors draw from torch's shared generator: never beside a seeded task
+        model = MeanPoolClassifier(encoder, len(classes),
+                                   torch.Generator().manual_seed(torch_seed(seed, "evaluate.transformer.head", key)))
     model.to(device).train()
     targets = torch.tensor([classes.index(label) for label in labels])
     steps = max(1, int(np.ceil(params.epochs * len(texts) / params.batch_size)))

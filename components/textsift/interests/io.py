@@ -15,6 +15,7 @@ from safetensors.torch import load_file, save_file
 from transformers import AutoConfig, AutoTokenizer
 
 from textsift.corpus import atomic_dir
+from textsift.device import global_torch_rng
 from textsift.errors import InputError
 from textsift.interests.params import InterestParams
 from textsift.interests.training import InterestModel
@@ -45,7 +46,9 @@ def _load(folder: Path, device: str) -> InterestModel:
     if meta.get("format") != FORMAT:
         raise InputError(f"{folder}: interest model format {meta.get('format')!r}, expected {FORMAT!r}")
     params = InterestParams.model_validate_json(json.dumps(meta["params"]))
-    model = UniLMSeq2Seq(encoder_from_config(AutoConfig.from_pretrained(str(folder / ENCODER))), torch.Generator())
+    encoder = encoder_from_config(AutoConfig.from_pretrained(str(folder / ENCODER)))
+    with global_torch_rng():  # constructors draw from torch's shared generator; the weights come next
+        model = UniLMSeq2Seq(encoder, torch.Generator())
     model.load_state_dict(load_file(str(folder / WEIGHTS)), strict=True)
     tokenizer = AutoTokenizer.from_pretrained(str(folder / TOKENIZER))
     return InterestModel(model.to(device).eval(), tokenizer, params, device)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from transformers import AutoTokenizer, BertModel, RoFormerConfig, RoFormerModel
+from transformers import AutoTokenizer, RoFormerConfig, RoFormerModel
 
 from textsift.device import autocast, global_torch_rng
 from textsift.interests.params import InterestParams
@@ -25,7 +25,7 @@ from textsift.interests.rouge import corpus_rouge
 from textsift.interests.synthetic import NONE, SEPARATOR, InterestPost
 from textsift.interests.unilm import UniLMSeq2Seq, beam_search, encode_pairs, loss
 from textsift.models.detector_encoders import INIT_STD, init_weights, keep_layers, minilm_folder
-from textsift.models.loading import hf_folders, load_pretrained
+from textsift.models.loading import hf_folders, isolated_bert, load_pretrained
 from textsift.models.schedule import warmup_then_decay
 from textsift.rng import generator, torch_seed
 
@@ -56,9 +56,11 @@ def build_model(params: InterestParams, seed: int) -> InterestModel:
             encoder = RoFormerModel(config)
         init_weights(encoder, weights)
     else:
-        encoder = load_pretrained(BertModel.from_pretrained, str(model_dir), add_pooling_layer=False)
+        encoder = load_pretrained(isolated_bert, str(model_dir))
         keep_layers(encoder, params.encoder_layers)
-    return InterestModel(UniLMSeq2Seq(encoder, weights), tokenizer, params, "cpu")
+    with global_torch_rng():
+        model = UniLMSeq2Seq(encoder, weights)
+    return InterestModel(model, tokenizer, params, "cpu")
 
 
 def train_interest_model(posts: Sequence[InterestPost], params: InterestParams, seed: int, device: str,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from transformers import BertModel
 from transformers.utils import logging as hf_logging
 
 from textsift.errors import InputError
@@ -57,3 +58,12 @@ def hf_folders(root: str | Path) -> tuple[Path, Path]:
         raise InputError(f"{root} holds no Hugging Face model (no transformers model with config.json, weights "
                          "and a tokenizer)")
     return model_dir, tokenizer_dir
+
+
+def isolated_bert(folder: str | Path) -> Any:
+    """``BertModel.from_pretrained(folder)`` without a pooler, its constructor's random draws isolated from torch's
+    shared generator (:func:`textsift.device.global_torch_rng`); call it through :func:`load_pretrained`."""
+    from textsift.device import global_torch_rng
+
+    with global_torch_rng():
+        return BertModel.from_pretrained(str(folder), add_pooling_layer=False)
