@@ -11,40 +11,29 @@ import json
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 from transformers import AutoConfig, AutoTokenizer
 
-from textsift.corpus import atomic_dir
 from textsift.device import global_torch_rng
-from textsift.errors import InputError
 from textsift.interests.params import InterestParams
 from textsift.interests.training import InterestModel
 from textsift.interests.unilm import UniLMSeq2Seq
 from textsift.models.detector_encoders import encoder_from_config
+from textsift.models.folder_io import ENCODER, TOKENIZER, WEIGHTS, read_meta, write_model_folder
 from textsift.models.loading import load_pretrained
 
 FORMAT = "textsift.interests/1"
-META, WEIGHTS, ENCODER, TOKENIZER = "interests.json", "model.safetensors", "encoder", "tokenizer"
+META = "interests.json"
 
 
 def save_interest_model(im: InterestModel, folder: str | Path) -> None:
     """Write the model to ``folder`` atomically (a previous folder there is replaced)."""
-    with atomic_dir(folder) as tmp:
-        meta = {"format": FORMAT, "params": im.params.model_dump(mode="json")}
-        (tmp / META).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        im.model.encoder.config.save_pretrained(tmp / ENCODER)
-        state = {k: v.detach().to("cpu").contiguous() for k, v in im.model.state_dict().items()}
-        save_file(state, str(tmp / WEIGHTS), metadata={"format": FORMAT})
-        im.tokenizer.save_pretrained(tmp / TOKENIZER)
+    write_model_folder(folder, META, {"format": FORMAT, "params": im.params.model_dump(mode="json")}, im.model,
+                       im.model.encoder, im.tokenizer)
 
 
 def _load(folder: Path, device: str) -> InterestModel:
-    meta_path = folder / META
-    if not meta_path.exists():
-        raise InputError(f"{folder} is not a saved interest model (no {META})")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    if meta.get("format") != FORMAT:
-        raise InputError(f"{folder}: interest model format {meta.get('format')!r}, expected {FORMAT!r}")
+    meta = read_meta(folder, META, FORMAT, "interest model")
     params = InterestParams.model_validate_json(json.dumps(meta["params"]))
     encoder = encoder_from_config(AutoConfig.from_pretrained(str(folder / ENCODER)))
     with global_torch_rng():  # constructors draw from torch's shared generator; the weights come next
