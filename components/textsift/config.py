@@ -36,6 +36,9 @@ class DemoCorpusParams(Frozen):
     label_noise: Probability = Field(
         0.05, ge=0, le=1, description="share of documents whose wording contradicts their label"
     )
+    interest_rate: Probability = Field(
+        0.3, ge=0, le=1, description="share of documents with a sentence giving away an interest (the interest "
+        "attacker's ground truth; held-out values of the IPI lexicon)")
 
 
 class SourceParams(Frozen):
@@ -49,6 +52,9 @@ class SourceParams(Frozen):
     id_field: str | None = Field(None, description="column with record ids; row numbers when absent")
     spans_field: str | None = Field(None, description="column with [{start, end, label}] privacy spans")
     split_field: str | None = Field(None, description="column with a given train/test split to respect")
+    interest_field: str | None = Field(
+        None, description="column with each record's known interest category (or 'none'): the interest "
+        "attacker's ground truth in evaluate; never published with a privatized corpus")
     columns: list[str] | None = Field(None, description="column names of a header-less csv/tsv file")
 
     @model_validator(mode="after")

@@ -1,9 +1,11 @@
 """Corpus types, the canonical Parquet schema, and atomic writers.
 
 The canonical corpus every stage reads and writes is one Parquet file with the columns
-``doc_id, text, label, split, spans`` (spans: list of ``{start, end, label}`` character
-offsets into ``text``). Writers go through a temporary file in the same folder and an
-``os.replace``, so a crash never leaves a half-written artifact that a later stage trusts.
+``doc_id, text, label, split, spans, interest`` (spans: list of ``{start, end, label}`` character
+offsets into ``text``; interest: the document's known interest category, ``none``, or null when
+unknown — the ground truth of the interest attacker, never published with a privatized corpus).
+Writers go through a temporary file in the same folder and an ``os.replace``, so a crash never
+leaves a half-written artifact that a later stage trusts.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ CORPUS_SCHEMA = pa.schema(
         ("label", pa.string()),
         ("split", pa.string()),
         ("spans", pa.list_(SPAN_TYPE)),
+        ("interest", pa.string()),
     ]
 )
+REQUIRED_COLUMNS = ("doc_id", "text", "label", "split", "spans")  # ``interest`` is null when absent
 REJECTS_SCHEMA = pa.schema(
     [("doc_id", pa.string()), ("reason", pa.string()), ("source_line", pa.int64()), ("raw", pa.binary())]
 )
@@ -64,6 +68,7 @@ class RawRecord:
     spans: tuple[Span, ...] = ()
     split: str | None = None
     problem: str | None = None
+    interest: str | None = None
 
 
 @dataclass
@@ -95,7 +100,9 @@ def spans_to_python(spans: Any) -> list[Span]:
 
 
 def corpus_table(frame: pd.DataFrame) -> pa.Table:
-    """A canonical corpus frame as an Arrow table with the exact schema."""
+    """A canonical corpus frame as an Arrow table with the exact schema (a missing ``interest`` column: null)."""
+    if "interest" not in frame.columns:
+        frame = frame.assign(interest=None)
     return pa.Table.from_pandas(frame[CORPUS_SCHEMA.names], schema=CORPUS_SCHEMA, preserve_index=False)
 
 

@@ -9,8 +9,15 @@ ten goes against its document's wording, so TF-IDF + logistic regression lands w
 Personal data (PERSON, CITY, COMPANY, JOB, SCHOOL, PHONE, DATE, EMAIL) is drawn from pools built
 once per seed with Faker and planted with exact character offsets (gold spans). Draws favour the
 head of each pool, so the same name or email recurs across documents, as leak metrics need.
-Document ``i`` draws only from a generator keyed by (seed, its id): it is the same whatever
-``n_docs`` is, and no Faker instance is seeded per document (50,000 documents take seconds).
+A share ``interest_rate`` of documents also gets one sentence that gives away an interest (METHODS.md
+§4.2: an IPI evidence template of one of the 12 categories, filled with the lexicon's held-out values,
+so the interest attacker never saw them in training); its category is the record's ``interest``, and
+``none`` for every other document: the ground truth evaluate scores the attacker against.
+
+Document ``i`` draws only from generators keyed by (seed, its id): it is the same whatever
+``n_docs`` is, and no Faker instance is seeded per document (50,000 documents take seconds). The
+interest sentence has a generator of its own, so a document without one is the same text whatever
+``interest_rate`` is.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from faker import Faker
 
 from textsift.config import DemoCorpusParams
 from textsift.corpus import RawRecord, Span, atomic_path
+from textsift.interests.synthetic import NONE, evidence_sentence, load_lexicon
 from textsift.rng import generator
 
 SPAN_LABELS = ("PERSON", "CITY", "COMPANY", "JOB", "SCHOOL", "PHONE", "DATE", "EMAIL")
@@ -194,6 +202,7 @@ def _document(i: int, params: DemoCorpusParams, pools: dict[str, tuple[str, ...]
     sentences = [((_pick(opening, u()),), wording)] if opening else []
     sentences += sorted(body, key=lambda _: u())
     sentences += [((_pick(closing, u()),), wording)] if closing else []
+    interest = _plant_interest(doc_id, params.interest_rate, seed, sentences, bool(opening))
 
     pieces: list[str] = []
     spans: list[Span] = []
@@ -214,9 +223,26 @@ def _document(i: int, params: DemoCorpusParams, pools: dict[str, tuple[str, ...]
             length += len(value)
     text = "".join(pieces)
     row = {"id": doc_id, "text": text, "label": LABELS[label],
-           "spans": [{"start": s.start, "end": s.end, "label": s.label} for s in spans]}
+           "spans": [{"start": s.start, "end": s.end, "label": s.label} for s in spans], "interest": interest}
     raw = json.dumps(row, ensure_ascii=False).encode("utf-8")
-    return RawRecord(doc_id, text, LABELS[label], source_line=i + 1, raw=raw, spans=tuple(spans))
+    return RawRecord(doc_id, text, LABELS[label], source_line=i + 1, raw=raw, spans=tuple(spans),
+                     interest=interest)
+
+
+def _plant_interest(doc_id: str, rate: float, seed: int, sentences: list, framed: bool) -> str:
+    """With probability ``rate``, insert an interest sentence into the body of ``sentences`` (in place).
+
+    Returns its category, or ``none``. Draws only from the generator keyed by (seed, "demo.interest", the id).
+    """
+    rng = generator(seed, "demo.interest", doc_id)
+    if rng.random() >= rate:
+        return NONE
+    lexicon = load_lexicon()
+    category = str(rng.choice(lexicon.categories))
+    sentence = evidence_sentence(rng, category, "test", seed, lexicon)[0]
+    first, last = int(framed), len(sentences) - int(framed)  # inside the greeting and the sign-off
+    sentences.insert(int(rng.integers(first, last + 1)), ((sentence,), 0))
+    return category
 
 
 def generate_demo(params: DemoCorpusParams, seed: int) -> list[RawRecord]:

@@ -117,15 +117,16 @@ def _from_mapping(row: dict[str, Any], line: int, raw: bytes, src: SourceParams)
         text = _as_text(row.get(src.text_field))
         label = _as_text(row.get(src.label_field), integers=True) if src.label_field else None
         split = _as_text(row.get(src.split_field)) if src.split_field else None
+        interest = _as_text(row.get(src.interest_field)) if src.interest_field else None
     except _BadType:
         return RawRecord(doc_id, None, None, line, raw, problem="bad_type")
-    if any(v is not None and _SURROGATE.search(v) for v in (text, label, split)):
+    if any(v is not None and _SURROGATE.search(v) for v in (text, label, split, interest)):
         return RawRecord(doc_id, None, None, line, raw, problem="non_utf8")
     try:
         spans = _parse_spans(row.get(src.spans_field)) if src.spans_field else ()
     except (ValueError, KeyError, TypeError):
         return RawRecord(doc_id, text, label, line, raw, problem="bad_spans")
-    return RawRecord(doc_id, text, label, line, raw, spans=spans, split=split)
+    return RawRecord(doc_id, text, label, line, raw, spans=spans, split=split, interest=interest)
 
 
 def read_jsonl(path: Path, src: SourceParams) -> Iterator[RawRecord]:

@@ -92,7 +92,7 @@ STAGES: tuple[Stage, ...] = (
         name="ingest",
         summary="read, validate, normalize, de-duplicate and split the corpus",
         code=(f"{LIB}/readers.py", f"{LIB}/normalize.py", f"{LIB}/validation.py", f"{LIB}/split.py",
-              f"{LIB}/demo.py"),
+              f"{LIB}/demo.py", f"{LIB}/interests/synthetic.py", f"{LIB}/interests/lexicon.txt"),
         params=("seed", "ingest", "quality"),
         input_params=("ingest.source.path",),
         outs=("data/ingest/corpus.parquet", "data/ingest/rejects.parquet"),

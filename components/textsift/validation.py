@@ -2,8 +2,9 @@
 
 Reasons (also the keys of the ``rejected.*`` ingest metrics):
 ``non_utf8``, ``malformed``, ``unclosed_quote``, ``bad_type``, ``missing_id``, ``bad_spans``
-(set by the readers), ``empty``, ``too_long``, ``missing_label``, ``duplicate_id`` and
-``duplicate_text``.
+(set by the readers), ``empty``, ``too_long``, ``missing_label``, ``duplicate_id``,
+``duplicate_text`` and ``bad_interest`` (a known interest that is neither ``none`` nor one of the
+IPI model's categories: the attacker could never be scored against it).
 
 Error and log messages built here name record ids through ``short_id``: an id comes from the
 input file and may be long or hold document text (a wrong ``id_field``), so it is cut short.
@@ -20,13 +21,14 @@ from dataclasses import dataclass
 from textsift.config import IngestParams
 from textsift.corpus import RawRecord, Rejects, Span
 from textsift.errors import InputError
+from textsift.interests.synthetic import interest_categories
 from textsift.normalize import normalize_text
 
 log = logging.getLogger("textsift")
 
 REASONS = (
     "non_utf8", "malformed", "unclosed_quote", "bad_type", "missing_id", "bad_spans", "empty", "too_long",
-    "missing_label", "duplicate_id", "duplicate_text",
+    "missing_label", "duplicate_id", "duplicate_text", "bad_interest",
 )
 NO_LABEL = ""
 """The label of every record read without a label column (``label_field`` none): one class."""
@@ -52,6 +54,7 @@ class CleanRecord:
     label: str
     spans: tuple[Span, ...]
     given_split: str | None
+    interest: str | None = None
 
 
 def _problem(record: RawRecord, params: IngestParams, require_label: bool) -> tuple[str | None, CleanRecord | None]:
@@ -66,10 +69,13 @@ def _problem(record: RawRecord, params: IngestParams, require_label: bool) -> tu
         return "missing_label", None
     if not all(0 <= s.start < s.end <= len(record.text) for s in record.spans):
         return "bad_spans", None
+    interest = (record.interest or "").strip().lower() or None
+    if interest is not None and interest not in interest_categories():
+        return "bad_interest", None
     text, spans = normalize_text(record.text, record.spans, params.normalize)
     if not text:
         return "empty", None
-    clean = CleanRecord(record.doc_id, text, label if require_label else NO_LABEL, spans, record.split)
+    clean = CleanRecord(record.doc_id, text, label if require_label else NO_LABEL, spans, record.split, interest)
     return None, clean
 
 

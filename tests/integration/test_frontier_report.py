@@ -22,6 +22,7 @@ def test_frontier_table_has_every_setting_with_flags(flow_run: dict) -> None:
     assert table["leak_rate"].between(0, 1).all()
     original = table.set_index("setting").loc["original"]
     assert original["utility_drop"] == 0 and original["leak_rate"] == 1 and original["interest_leak"] == 1
+    assert table["interest_accuracy"].between(0, 1).all()  # the demo plants interests: every row is scored
     utility = pd.read_csv(flow_run["root"] / "reports/evaluate/utility.csv")
     assert set(utility["classifier"]) == {"tfidf_logreg", "transformer"}
     assert set(utility[utility["setting"] == "ds"]["test_on"]) == {"privatized", "original"}
@@ -40,6 +41,7 @@ def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
     for key in ("ds", "ds2", "mdp", "red"):
         assert "privacy.leak.rate" in by_setting[key].data.metrics
         assert 0 <= by_setting[key].data.metrics["privacy.interest.agreement"] <= 1  # the IPI attacker ran
+        assert 0 <= by_setting[key].data.metrics["frontier.interest_accuracy"] <= 1  # ... against the truth
         assert "utility.transformer.privatized.accuracy" in by_setting[key].data.metrics
     assert by_setting["mdp"].data.params["setting.epsilon"] == "20.0"
     assert by_setting["red"].data.tags["textsift.mechanism"] == "redact"

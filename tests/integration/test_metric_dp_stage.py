@@ -123,6 +123,8 @@ def test_privatized_corpus_keeps_ids_labels_splits(project: Path) -> None:
     for column in ("doc_id", "label", "split"):
         assert privatized[column].tolist() == original[column].tolist()
     assert (privatized["text"] != original["text"]).mean() > 0.9
+    assert original["interest"].notna().all() and (original["interest"] != "none").any()  # the demo's truth...
+    assert privatized["interest"].isna().all()  # ...is the attacker's ground truth, never published
     metrics = json.loads((project / "metrics/privatize/mdp_eps5.json").read_text())
     assert metrics["metric_dp.epsilon"] == 5.0 and metrics["metric_dp.beta"] == 0.9
     assert 0.3 < metrics["metric_dp.tokens_changed_fraction"] <= 1

@@ -14,6 +14,7 @@ from sklearn.linear_model import LogisticRegression
 from textsift.config import DemoCorpusParams, NormalizeParams, SourceParams
 from textsift.corpus import RawRecord
 from textsift.demo import SPAN_LABELS, entity_pools, generate_demo, write_demo_jsonl
+from textsift.interests.synthetic import NONE, filler_split, load_lexicon
 from textsift.normalize import normalize_text
 from textsift.readers import read_records
 
@@ -104,7 +105,7 @@ def test_edge_rates_give_one_label_and_no_spans() -> None:
 def test_jsonl_round_trips_through_the_reader(corpus: list[RawRecord], tmp_path: Path) -> None:
     path = tmp_path / "demo.jsonl"
     write_demo_jsonl(corpus[:300], path)
-    src = SourceParams(kind="file", path=str(path), id_field="id", spans_field="spans")
+    src = SourceParams(kind="file", path=str(path), id_field="id", spans_field="spans", interest_field="interest")
     assert list(read_records(path, src)) == corpus[:300]
     assert [p.name for p in tmp_path.iterdir()] == ["demo.jsonl"]  # no temporary file left
 
@@ -120,3 +121,32 @@ def test_sentiment_is_learnable_but_not_trivial_and_noise_contradicts_labels(cor
     flipped = generate_demo(PARAMS.model_copy(update={"label_noise": 1.0}), SEED)[1500:]
     flipped_texts, flipped_labels = [r.text for r in flipped], [r.label for r in flipped]
     assert model.score(vectorizer.transform(flipped_texts), flipped_labels) <= 0.3
+
+
+def _held_out_values(category: str, seed: int) -> list[str]:
+    """The slot values a test-split evidence phrase of ``category`` may hold (a slot too small to split: all)."""
+    out = []
+    for slot, values in load_lexicon().slots[category].items():
+        test = [v for v in values if filler_split(category, slot, v, seed) == "test"]
+        out.extend(test or values)
+    return out
+
+
+def test_a_share_of_documents_gives_away_a_held_out_interest_and_nothing_else_changes(
+    corpus: list[RawRecord],
+) -> None:
+    plain = generate_demo(PARAMS.model_copy(update={"interest_rate": 0.0}), SEED)
+    assert all(r.interest == NONE for r in plain)
+    interested = [(r, p) for r, p in zip(corpus, plain, strict=True) if r.interest != NONE]
+    n, rate = len(corpus), PARAMS.interest_rate
+    assert abs(len(interested) / n - rate) <= 4 * math.sqrt(rate * (1 - rate) / n)
+    assert {r.interest for r, _ in interested} == set(load_lexicon().categories)
+    for record, without in zip(corpus, plain, strict=True):
+        if record.interest == NONE:
+            assert record == without  # the interest draws do not disturb any other document
+            continue
+        assert any(value in record.text.lower() for value in _held_out_values(record.interest, SEED))
+        assert len(record.text) > len(without.text) and record.label == without.label
+        values = [record.text[s.start:s.end] for s in record.spans]
+        assert values == [without.text[s.start:s.end] for s in without.spans]
+        assert json.loads(record.raw)["interest"] == record.interest

@@ -116,3 +116,16 @@ def test_interest_leak_counts_only_documents_that_revealed_an_interest() -> None
     metrics = interest_leak(["food", "games", "none", "none"], ["food", "none", "travel", "none"])
     assert metrics == {"interest.revealing": 0.5, "interest.agreement": 0.5, "interest.leak_rate": 0.5}
     assert "interest.leak_rate" not in interest_leak(["none"], ["food"]) and interest_leak([], []) == {}
+
+
+def test_interest_accuracy_scores_known_interests_and_false_alarms_separately() -> None:
+    from textsift.interests.attack import interest_accuracy
+
+    truth = ["food", "games", "games", "none", "none", "none", None]
+    inferred = ["food", "games", "travel", "none", "food", "none", "food"]
+    metrics = interest_accuracy(truth, inferred)
+    assert metrics == pytest.approx({"interest.accuracy": 2 / 3, "interest.false_positive_rate": 1 / 3})
+    assert interest_accuracy([None, None], ["food", "none"]) == {}  # nothing known, nothing scored
+    assert set(interest_accuracy(["none"], ["food"])) == {"interest.false_positive_rate"}
+    with pytest.raises(ValueError):
+        interest_accuracy(["food"], ["food", "none"])

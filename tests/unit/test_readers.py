@@ -247,3 +247,15 @@ def test_validation_logs_progress_with_counts_and_no_text(tmp_path: Path, caplog
     assert "validated 2 records: 2 accepted, 0 rejected" in messages[0]
     assert len(messages) == 3 and "6 records: 5 accepted, 1 rejected {'empty': 1}" in messages[-1]
     assert not any("private" in m for m in messages)
+
+
+def test_known_interests_are_read_normalized_and_an_unknown_category_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "interests.csv"
+    path.write_text("id,text,label,interest\na,one,x,Sports \nb,two,x,none\nc,three,x,\nd,four,x,knitting\n"
+                    "e,five,x,games\n", encoding="utf-8")
+    got = records(path, interest_field="interest")
+    assert [r.interest for r in got] == ["Sports ", "none", "", "knitting", "games"]
+    clean, rejects, _ = validate_records(got, IngestParams())
+    assert [(r.doc_id, r.interest) for r in clean] == [("a", "sports"), ("b", "none"), ("c", None), ("e", "games")]
+    assert [(row["doc_id"], row["reason"]) for row in rejects.rows] == [("d", "bad_interest")]
+    assert all(r.interest is None for r in records(path))  # no interest_field: nothing known

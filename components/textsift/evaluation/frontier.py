@@ -15,6 +15,7 @@ REFERENCE = "original"
 LEAK_KEY = "privacy.leak.rate"
 CHANGE_KEY = "privacy.token_change_fraction"
 INTEREST_KEY = "privacy.interest.leak_rate"  # the IPI attacker's attribute leak (same name for every mechanism)
+INTEREST_ACCURACY_KEY = "privacy.interest.accuracy"  # ... and its accuracy against the corpus's known interests
 INTERVAL_COLUMNS = ("utility_ci_low", "utility_ci_high", "leak_rate_ci_low", "leak_rate_ci_high")
 NAN_PAIR = (float("nan"), float("nan"))
 
@@ -24,9 +25,11 @@ def frontier_rows(
     utility_key: str, leak_intervals: Mapping[str, tuple[float, float]] | None = None,
 ) -> pd.DataFrame:
     """One row per setting: ``setting, mechanism, utility, leak_rate, leak_source, token_change, attacker_recall,
-    interest_leak`` (the interest attacker's attribute leak; 1 for the reference, NaN without an interest model)
-    and the bootstrap intervals ``utility_ci_low/high`` (from the utility table's ``<metric>_ci_*`` columns)
-    and ``leak_rate_ci_low/high`` (from ``leak_intervals``, gold-span leak rates only); NaN where absent.
+    interest_leak`` (the interest attacker's attribute leak; 1 for the reference, NaN without an interest model),
+    ``interest_accuracy`` (its accuracy on the documents whose true interest the corpus knows, the reference
+    row's on the original text; NaN without known interests) and the bootstrap intervals ``utility_ci_low/high``
+    (from the utility table's ``<metric>_ci_*`` columns) and ``leak_rate_ci_low/high`` (from
+    ``leak_intervals``, gold-span leak rates only); NaN where absent.
 
     Args:
         utility: rows ``setting, classifier, test_on, <metric>...`` (the evaluate table).
@@ -59,6 +62,7 @@ def frontier_rows(
             "leak_rate": leak, "leak_source": "gold spans" if has_spans else "unchanged-token share",
             "token_change": change, "attacker_recall": float(metrics.get("privacy.attacker.recall", float("nan"))),
             "interest_leak": 1.0 if setting == REFERENCE else float(metrics.get(INTEREST_KEY, float("nan"))),
+            "interest_accuracy": float(metrics.get(INTEREST_ACCURACY_KEY, float("nan"))),
             **dict(zip(INTERVAL_COLUMNS, (*utility_ci, *leak_ci), strict=True)),
         })
     return pd.DataFrame(out)

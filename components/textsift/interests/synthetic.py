@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from textsift.rng import generator, stable_key
 
 STAGE = "interests.synthetic"
@@ -84,6 +86,11 @@ def load_lexicon(path: Path = LEXICON) -> Lexicon:
                    tuple(sections["distractors"]))
 
 
+def interest_categories() -> frozenset[str]:
+    """The values a known interest may take: the lexicon's categories and ``none``."""
+    return frozenset((*load_lexicon().categories, NONE))
+
+
 def filler_split(category: str, slot: str, value: str, seed: int, test_share: float = 0.2) -> str:
     """``test`` for about ``test_share`` of a slot's fillers (stable hash), else ``train``."""
     return "test" if stable_key(seed, STAGE, f"split/{category}/{slot}/{value}") % 1000 < test_share * 1000 else "train"
@@ -93,6 +100,24 @@ def _fillers(lexicon: Lexicon, category: str, slot: str, split: str, seed: int) 
     values = lexicon.slots[category][slot]
     chosen = tuple(v for v in values if filler_split(category, slot, v, seed) == split)
     return chosen or values  # a slot too small to split keeps all its values in both splits
+
+
+def evidence_sentence(rng: np.random.Generator, category: str, split: str, seed: int,
+                      lexicon: Lexicon | None = None) -> tuple[str, int, int]:
+    """A sentence giving away an interest in ``category``, and its evidence span ``sentence[start:end]``.
+
+    An evidence template of the category filled with ``split``'s fillers (held-out values for ``test``),
+    now and then capitalized or shouted, wrapped in one of the frames. Draws only from ``rng``.
+    """
+    lexicon = lexicon or load_lexicon()
+    template = str(rng.choice(lexicon.templates[category]))
+    evidence = _SLOT.sub(lambda m: str(rng.choice(_fillers(lexicon, category, m.group(1), split, seed))), template)
+    if rng.random() < 0.15:
+        evidence = evidence.capitalize() if rng.random() < 0.5 else evidence.upper()
+    frame = str(rng.choice(lexicon.frames))
+    head, _, tail = frame.replace("{E}", "{e}", 1).partition("{e}")
+    shown = evidence[:1].upper() + evidence[1:] if frame.startswith("{E}") else evidence
+    return head + shown + tail, len(head), len(head) + len(shown)
 
 
 def generate_post(i: int, split: str, seed: int, none_rate: float = 0.2, lexicon: Lexicon | None = None,
@@ -106,18 +131,11 @@ def generate_post(i: int, split: str, seed: int, none_rate: float = 0.2, lexicon
             sentences = [str(rng.choice(lexicon.distractors))]
         return InterestPost(" ".join(sentences), NONE)
     category = str(rng.choice(lexicon.categories))
-    template = str(rng.choice(lexicon.templates[category]))
-    evidence = _SLOT.sub(lambda m: str(rng.choice(_fillers(lexicon, category, m.group(1), split, seed))), template)
-    if rng.random() < 0.15:
-        evidence = evidence.capitalize() if rng.random() < 0.5 else evidence.upper()
-    frame = str(rng.choice(lexicon.frames))
+    sentence, start, end = evidence_sentence(rng, category, split, seed, lexicon)
     at = int(rng.integers(0, len(sentences) + 1))
     before = " ".join(sentences[:at]) + (" " if at else "")
-    head, _, tail = frame.replace("{E}", "{e}", 1).partition("{e}")
-    shown = evidence[:1].upper() + evidence[1:] if frame.startswith("{E}") else evidence
-    start = len(before) + len(head)
-    text = before + head + shown + tail + ("" if at == len(sentences) else " " + " ".join(sentences[at:]))
-    return InterestPost(text, category, start, start + len(shown))
+    text = before + sentence + ("" if at == len(sentences) else " " + " ".join(sentences[at:]))
+    return InterestPost(text, category, len(before) + start, len(before) + end)
 
 
 def generate_posts(n: int, split: str, seed: int, none_rate: float = 0.2) -> list[InterestPost]:

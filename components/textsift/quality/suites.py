@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from textsift.corpus import CORPUS_SCHEMA, SPLITS
+from textsift.corpus import REQUIRED_COLUMNS, SPLITS
 from textsift.errors import QualityError
 from textsift.quality.runner import Expectation, QualityReport, run_suite
 
@@ -124,7 +124,7 @@ def check_corpus(
     Raises:
         QualityError: When ``frame`` lacks canonical columns.
     """
-    missing = [column for column in CORPUS_SCHEMA.names if column not in frame.columns]
+    missing = [column for column in REQUIRED_COLUMNS if column not in frame.columns]
     if missing:
         raise QualityError(f"quality suite '{name}': corpus frame lacks columns {missing}")
     fractions = split_fractions or {}

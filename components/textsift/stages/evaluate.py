@@ -49,7 +49,7 @@ from textsift.evaluation.privacy import attacker_recall, leak_counts
 from textsift.evaluation.report import render_report
 from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
 from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS, as_frame, score_probabilities, train_tfidf_logreg
-from textsift.interests.attack import interest_leak
+from textsift.interests.attack import interest_accuracy, interest_leak
 from textsift.interests.io import load_interest_model
 from textsift.interests.training import INTEREST_ONLY_TOKENS, generate, parse
 from textsift.models.detector import detect
@@ -247,22 +247,27 @@ def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[s
 
 
 def interest_metrics(ctx: StageContext, corpus: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """``privacy.interest.*`` per privatized corpus: what the IPI attacker still infers from its test split
+    """``privacy.interest.*`` per corpus (``original`` included): what the IPI attacker infers from its test
+    split, against the original's inference and, where the corpus knows them, the true interests
     (:mod:`textsift.interests.attack`); nothing when train_detectors trained no interest model."""
     folder = interests_folder(ctx.root, ctx.tracker)
     if folder is None:
         return {}
     model = load_interest_model(folder, resolve_device(ctx.params.device))
     started = time.perf_counter()
-    original = [parse(g)[0] for g in generate(model, _split(corpus, "test")["text"].tolist(), INTEREST_ONLY_TOKENS)]
-    out = {}
+    test = _split(corpus, "test")
+    truth = [None if pd.isna(t) else str(t) for t in test["interest"]]
+    original = [parse(g)[0] for g in generate(model, test["text"].tolist(), INTEREST_ONLY_TOKENS)]
+    out = {"original": {f"privacy.{name}": value for name, value in interest_accuracy(truth, original).items()}}
     for key in sorted(ctx.params.privatize.settings):
         texts = _split(read_corpus(ctx.path(PRIVATIZED.format(key=key))), "test")["text"].tolist()
         inferred = [parse(g)[0] for g in generate(model, texts, INTEREST_ONLY_TOKENS)]
-        out[key] = {f"privacy.{name}": value for name, value in interest_leak(original, inferred).items()}
-    revealing = sum(interest != "none" for interest in original) / max(len(original), 1)
-    log.info("evaluate: interest attacker on %d corpora in %.0fs; %.1f%% of original test documents reveal one",
-             len(out) + 1, time.perf_counter() - started, 100 * revealing)
+        scores = {**interest_leak(original, inferred), **interest_accuracy(truth, inferred)}
+        out[key] = {f"privacy.{name}": value for name, value in scores.items()}
+    log.info("evaluate: interest attacker on %d corpora in %.0fs; it finds one in %.1f%% of original test "
+             "documents; accuracy on known interests %s", len(out), time.perf_counter() - started,
+             100 * sum(i != "none" for i in original) / max(len(original), 1),
+             f"{out['original'].get('privacy.interest.accuracy', float('nan')):.3f}")
     return out
 
 
@@ -370,7 +375,8 @@ def log_setting_runs(
             ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
         metrics = {"frontier.utility": row["utility"], "frontier.utility_drop": row["utility_drop"],
                    "frontier.leak_rate": row["leak_rate"], "frontier.pareto": float(row["pareto"]),
-                   "privacy.token_change_fraction": row["token_change"], "frontier.interest_leak": row["interest_leak"]}
+                   "privacy.token_change_fraction": row["token_change"], "frontier.interest_leak": row["interest_leak"],
+                   "frontier.interest_accuracy": row["interest_accuracy"]}
         metrics.update({f"frontier.{column}": row[column] for column in INTERVAL_COLUMNS})
         for _, u in utility[utility["setting"] == key].iterrows():
             for m in (*UTILITY_METRICS, *(f"{name}_drop" for name in UTILITY_METRICS)):

@@ -47,6 +47,7 @@ def build_corpus(clean: list[CleanRecord], params: IngestParams, seed: int) -> p
             "label": [r.label for r in clean],
             "split": splits,
             "spans": [[{"start": s.start, "end": s.end, "label": s.label} for s in r.spans] for r in clean],
+            "interest": [r.interest for r in clean],
         }
     )
 
@@ -60,6 +61,7 @@ def ingest_metrics(frame: pd.DataFrame, total: int, reject_counts: dict[str, int
         "docs.reject_fraction": rejected / total if total else 0.0,
         "spans.total": int(frame["spans"].map(len).sum()) if len(frame) else 0,
         "labels.distinct": int(frame["label"].nunique()) if len(frame) else 0,
+        "interests.known": int(frame["interest"].notna().sum()) if len(frame) else 0,
     }
     metrics.update({f"rejected.{reason}": reject_counts.get(reason, 0) for reason in REASONS})
     for split, count in Counter(frame["split"]).items():

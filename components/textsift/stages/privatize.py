@@ -59,7 +59,7 @@ def run(ctx: StageContext) -> None:
     started = time.perf_counter()
     texts, mechanism_metrics = adapter.privatize_texts(corpus, setting, ctx, seed)
     seconds = time.perf_counter() - started
-    output = corpus.assign(text=texts, spans=[[] for _ in texts])
+    output = corpus.assign(text=texts, spans=[[] for _ in texts], interest=None)  # the attacker's truth stays private
     report = quality.check_privatized(corpus, output, name="privatized_corpus")
     report.raise_if_failed()
     metrics = {f"{setting.kind}.{k}": v for k, v in mechanism_metrics.items()}
