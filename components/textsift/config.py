@@ -140,7 +140,16 @@ class BootstrapParams(Frozen):
     level: float = Field(0.95, gt=0, lt=1, description="coverage of each interval")
 
 
+class InterestAttackParams(Frozen):
+    """How evaluate's IPI attacker decides (METHODS.md §4.2 as an attribute-inference attack; see interests.attack)."""
+
+    min_evidence_overlap: Probability = Field(
+        0.5, ge=0, le=1, description="share of the generated evidence's words the text must contain for the "
+        "attacker to count the interest; 0 trusts the interest alone (decodes 2 tokens, ~4x faster)")
+
+
 class EvaluateParams(Frozen):
+    interest_attack: InterestAttackParams = InterestAttackParams()
     tfidf_logreg: TfidfLogregParams = TfidfLogregParams()
     transformer: TransformerClassifierParams = TransformerClassifierParams()
     frontier: FrontierParams = FrontierParams()

@@ -25,7 +25,9 @@ from textsift.config import SourceParams, load_params
 from textsift.corpus import Span, atomic_path, write_table
 from textsift.device import resolve_device
 from textsift.errors import InputError
+from textsift.interests.attack import grounded
 from textsift.interests.io import load_interest_model
+from textsift.interests.synthetic import NONE
 from textsift.interests.training import InterestModel, generate, parse
 from textsift.models.detector import Detector
 from textsift.models.detector import detect as detect_with
@@ -92,13 +94,20 @@ def infer_interests(
     texts: Sequence[str], root: str | Path = ".", params_path: str | Path | None = None, device: str | None = None,
 ) -> list[tuple[str, str]]:
     """(interest, evidence) per text with the project's IPI model (METHODS.md §4.2); ``("none", "")`` when a
-    text reveals no interest. The evidence is generated (lower-cased words of the text)."""
+    text reveals no interest, or when too few of the evidence's words are in the text (the attacker's rule,
+    ``evaluate.interest_attack.min_evidence_overlap``). The evidence is generated (lower-cased words of the text)."""
     root = Path(root).resolve()
     params_file = Path(params_path).resolve() if params_path else root / "params.yaml"
     _ensure_detector(root, params_file)
+    params = load_params(params_file)
     sha256 = str(read_pointer(root / INTERESTS_POINTER).get("sha256"))
-    model = _loaded_interests(root, params_file, sha256, resolve_device(device or load_params(params_file).device))
-    return [parse(text) for text in generate(model, list(texts))]
+    model = _loaded_interests(root, params_file, sha256, resolve_device(device or params.device))
+    min_overlap = params.evaluate.interest_attack.min_evidence_overlap
+    out = []
+    for text, generated in zip(texts, generate(model, list(texts)), strict=True):
+        interest, evidence = parse(generated)
+        out.append((interest, evidence) if grounded(text, interest, evidence, min_overlap) != NONE else (NONE, ""))
+    return out
 
 
 def evidence_offsets(text: str, evidence: str) -> tuple[int | None, int | None]:

@@ -103,6 +103,7 @@ def test_an_unsupported_output_is_refused_before_any_work(tmp_path: Path, first_
 def test_interests_flag_adds_the_inferred_interest_and_evidence_offsets_never_text(first_run: dict) -> None:
     from textsift.artifacts import INTERESTS_POINTER, interests_folder
     from textsift.detect import infer_interests
+    from textsift.interests.attack import grounded
     from textsift.interests.io import load_interest_model
     from textsift.interests.training import generate, parse
 
@@ -116,9 +117,11 @@ def test_interests_flag_adds_the_inferred_interest_and_evidence_offsets_never_te
     assert {"interest", "evidence_start", "evidence_end"} <= set(table.column_names)
     assert "evidence" not in table.column_names  # generated evidence is text: only with --with-text
     texts = [t for t in TEXTS if t]
-    tracker = Tracker(load_params(first_run["params"]).tracking, first_run["root"])
+    params = load_params(first_run["params"])
+    tracker = Tracker(params.tracking, first_run["root"])
     model = load_interest_model(interests_folder(first_run["root"], tracker))
-    expected = [parse(g)[0] for g in generate(model, texts)]
+    overlap = params.evaluate.interest_attack.min_evidence_overlap
+    expected = [grounded(text, *parse(g), overlap) for text, g in zip(texts, generate(model, texts), strict=True)]
     assert table.column("interest").to_pylist() == expected
     assert [i for i, _ in infer_interests(texts, first_run["root"], first_run["params"])] == expected
     assert f'"docs": {float(len(texts))}' in result.output and '"interests.' in result.output  # counts per interest

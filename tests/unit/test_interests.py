@@ -129,3 +129,40 @@ def test_interest_accuracy_scores_known_interests_and_false_alarms_separately() 
     assert set(interest_accuracy(["none"], ["food"])) == {"interest.false_positive_rate"}
     with pytest.raises(ValueError):
         interest_accuracy(["food"], ["food", "none"])
+
+
+def test_the_attacker_keeps_an_interest_only_when_its_evidence_is_in_the_text() -> None:
+    from textsift.interests.attack import evidence_overlap, grounded
+
+    text = "Update: Made braised pork belly at home. The parcel can't come sooner."
+    assert evidence_overlap(text, "made braised pork belly at home") == 1.0
+    assert evidence_overlap(text, "can ' t stop baking") == pytest.approx(2 / 4)  # word pieces: can, t
+    assert evidence_overlap(text, "") == 0.0 and evidence_overlap(text, "Ramen!") == 0.0
+    assert grounded(text, "food", "made braised pork belly", 0.5) == "food"
+    assert grounded(text, "food", "tried a new georgian recipe tonight", 0.5) == NONE  # invented evidence
+    assert grounded(text, "food", "tried a new georgian recipe tonight", 0.0) == "food"  # 0: interest alone
+    assert grounded(text, NONE, "", 0.5) == NONE
+
+
+def test_cached_source_decoding_gives_the_states_of_the_full_forward_pass(one_torch_thread: None) -> None:
+    from textsift.interests.params import InterestParams
+    from textsift.interests.source_cache import encode_sources, supports_source_cache, target_states
+    from textsift.interests.training import build_model
+    from textsift.interests.unilm import _last_states
+
+    im = build_model(InterestParams(encoder_layers=2), seed=5)
+    im.model.eval()
+    tok = im.tokenizer
+    posts = ["Short one.", "A much longer post about the parcel that came late, and ramen at home.", "Mid length post."]
+    prefixes = [[tok.cls_token_id, *tok(p, add_special_tokens=False)["input_ids"], tok.sep_token_id] for p in posts]
+    assert supports_source_cache(im.model.encoder)
+    with torch.no_grad():
+        cache = encode_sources(im.model.encoder, prefixes, tok.pad_token_id, "cpu")
+        full = _last_states(im.model, prefixes, [len(p) for p in prefixes], tok.pad_token_id, "cpu")
+        torch.testing.assert_close(cache.last_state, full, atol=1e-4, rtol=1e-4)  # step 0: the final [SEP]
+        rows = [2, 0, 1, 0]  # beams of the same post share its cache
+        targets = torch.tensor([[2054, 1024, 3], [1045, 2293, 4], [7, 8, 9], [2054, 2054, 2054]])
+        cached = target_states(im.model.encoder, cache, torch.tensor(rows), targets)
+        full = _last_states(im.model, [prefixes[i] + t for i, t in zip(rows, targets.tolist(), strict=True)],
+                            [len(prefixes[i]) for i in rows], tok.pad_token_id, "cpu")
+    torch.testing.assert_close(cached, full, atol=1e-4, rtol=1e-4)

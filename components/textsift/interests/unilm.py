@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from textsift.interests.source_cache import encode_sources, supports_source_cache, target_states
 from textsift.models.detector_encoders import init_weights
 
 
@@ -110,7 +111,8 @@ def beam_search(model: UniLMSeq2Seq, tokenizer: Any, sources: list[str], max_sou
 
     Each step scores every live beam's next token; the ``beam_size`` best continuations per source are
     kept; a beam ends when it emits [SEP] (not before ``min_len`` tokens) or reaches ``max_len``.
-    The answer is the finished beam with the highest mean log-probability per token.
+    The answer is the finished beam with the highest mean log-probability per token. A BERT-shaped
+    encoder reads each post once (:mod:`textsift.interests.source_cache`); others re-read it every step.
     """
     if not sources:
         return []
@@ -119,26 +121,22 @@ def beam_search(model: UniLMSeq2Seq, tokenizer: Any, sources: list[str], max_sou
     src = tokenizer(sources, add_special_tokens=False, truncation=True, max_length=max_source)["input_ids"]
     prefixes = [[tokenizer.cls_token_id, *s, sep] for s in src]
     n = len(prefixes)
+    cache = encode_sources(model.encoder, prefixes, pad, device) if supports_source_cache(model.encoder) else None
     beams: list[list[tuple[list[int], float]]] = [[([], 0.0)] for _ in range(n)]
     done: list[list[tuple[float, list[int]]]] = [[] for _ in range(n)]
     for step in range(max_len):
         rows = [(i, tokens, score) for i in range(n) for tokens, score in beams[i]]
         if not rows:
             break
-        length = max(len(prefixes[i]) + len(tokens) for i, tokens, _ in rows)
-        ids = torch.full((len(rows), length), pad)
-        segments = torch.zeros((len(rows), length), dtype=torch.long)
-        attention = torch.zeros((len(rows), length), dtype=torch.long)
-        last = []
-        for r, (i, tokens, _) in enumerate(rows):
-            seq = prefixes[i] + tokens
-            ids[r, :len(seq)] = torch.tensor(seq)
-            segments[r, len(prefixes[i]):len(seq)] = 1
-            attention[r, :len(seq)] = 1
-            last.append(len(seq) - 1)
-        states = model(ids.to(device), segments.to(device), attention.to(device))
-        logits = model.head(states[torch.arange(len(rows)), torch.tensor(last)])
-        logp = torch.log_softmax(logits.float(), dim=-1).cpu()
+        if cache is None:
+            states = _last_states(model, [prefixes[i] + tokens for i, tokens, _ in rows],
+                                  [len(prefixes[i]) for i, _, _ in rows], pad, device)
+        elif step == 0:
+            states = cache.last_state[torch.tensor([i for i, _, _ in rows], device=device)]
+        else:  # every live beam holds ``step`` tokens
+            states = target_states(model.encoder, cache, torch.tensor([i for i, _, _ in rows], device=device),
+                                   torch.tensor([tokens for _, tokens, _ in rows], device=device))
+        logp = torch.log_softmax(model.head(states).float(), dim=-1).cpu()
         if step < min_len:
             logp[:, sep] = float("-inf")
         logp[:, pad] = float("-inf")
@@ -164,3 +162,18 @@ def beam_search(model: UniLMSeq2Seq, tokenizer: Any, sources: list[str], max_sou
         best = max(finished, key=lambda item: item[0])[1] if finished else []
         out.append(tokenizer.decode(best, skip_special_tokens=True).strip())
     return out
+
+
+def _last_states(model: UniLMSeq2Seq, sequences: list[list[int]], source_lengths: list[int], pad: int,
+                 device: str) -> torch.Tensor:
+    """The state at each sequence's last token by a full forward pass under the seq2seq mask."""
+    length = max(len(seq) for seq in sequences)
+    ids = torch.full((len(sequences), length), pad)
+    segments = torch.zeros((len(sequences), length), dtype=torch.long)
+    attention = torch.zeros((len(sequences), length), dtype=torch.long)
+    for r, (seq, source) in enumerate(zip(sequences, source_lengths, strict=True)):
+        ids[r, :len(seq)] = torch.tensor(seq)
+        segments[r, source:len(seq)] = 1
+        attention[r, :len(seq)] = 1
+    states = model(ids.to(device), segments.to(device), attention.to(device))
+    return states[torch.arange(len(sequences)), torch.tensor([len(seq) - 1 for seq in sequences])]

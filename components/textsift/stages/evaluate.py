@@ -37,7 +37,7 @@ import pandas as pd
 from textsift import quality
 from textsift.artifacts import detector_folder, interests_folder
 from textsift.budgets.publish import ACCOUNTING
-from textsift.config import flatten
+from textsift.config import InterestAttackParams, flatten
 from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_json
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
@@ -49,9 +49,9 @@ from textsift.evaluation.privacy import attacker_recall, leak_counts
 from textsift.evaluation.report import render_report
 from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
 from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS, as_frame, score_probabilities, train_tfidf_logreg
-from textsift.interests.attack import interest_accuracy, interest_leak
+from textsift.interests.attack import grounded, interest_accuracy, interest_leak
 from textsift.interests.io import load_interest_model
-from textsift.interests.training import INTEREST_ONLY_TOKENS, generate, parse
+from textsift.interests.training import INTEREST_ONLY_TOKENS, InterestModel, generate, parse
 from textsift.models.detector import detect
 from textsift.models.detector_io import load_detector
 from textsift.rng import generator
@@ -257,11 +257,11 @@ def interest_metrics(ctx: StageContext, corpus: pd.DataFrame) -> dict[str, dict[
     started = time.perf_counter()
     test = _split(corpus, "test")
     truth = [None if pd.isna(t) else str(t) for t in test["interest"]]
-    original = [parse(g)[0] for g in generate(model, test["text"].tolist(), INTEREST_ONLY_TOKENS)]
+    original = infer_interests(model, test["text"].tolist(), ctx.params.evaluate.interest_attack)
     out = {"original": {f"privacy.{name}": value for name, value in interest_accuracy(truth, original).items()}}
     for key in sorted(ctx.params.privatize.settings):
         texts = _split(read_corpus(ctx.path(PRIVATIZED.format(key=key))), "test")["text"].tolist()
-        inferred = [parse(g)[0] for g in generate(model, texts, INTEREST_ONLY_TOKENS)]
+        inferred = infer_interests(model, texts, ctx.params.evaluate.interest_attack)
         scores = {**interest_leak(original, inferred), **interest_accuracy(truth, inferred)}
         out[key] = {f"privacy.{name}": value for name, value in scores.items()}
     log.info("evaluate: interest attacker on %d corpora in %.0fs; it finds one in %.1f%% of original test "
@@ -269,6 +269,15 @@ def interest_metrics(ctx: StageContext, corpus: pd.DataFrame) -> dict[str, dict[
              100 * sum(i != "none" for i in original) / max(len(original), 1),
              f"{out['original'].get('privacy.interest.accuracy', float('nan')):.3f}")
     return out
+
+
+def infer_interests(model: InterestModel, texts: list[str], attack: InterestAttackParams) -> list[str]:
+    """The attacker's interest per text: generated with its evidence and kept only when grounded in the text
+    (:func:`textsift.interests.attack.grounded`), or the bare interest when ``min_evidence_overlap`` is 0."""
+    if attack.min_evidence_overlap <= 0:
+        return [parse(g)[0] for g in generate(model, texts, INTEREST_ONLY_TOKENS)]
+    return [grounded(text, *parse(g), attack.min_evidence_overlap)
+            for text, g in zip(texts, generate(model, texts), strict=True)]
 
 
 def _examples(ctx: StageContext) -> dict[str, list[str]]:
