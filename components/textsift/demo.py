@@ -202,7 +202,7 @@ def _document(i: int, params: DemoCorpusParams, pools: dict[str, tuple[str, ...]
     sentences = [((_pick(opening, u()),), wording)] if opening else []
     sentences += sorted(body, key=lambda _: u())
     sentences += [((_pick(closing, u()),), wording)] if closing else []
-    interest = _plant_interest(doc_id, params.interest_rate, seed, sentences, bool(opening))
+    interest, sentences = _plant_interest(doc_id, params.interest_rate, seed, sentences, bool(opening))
 
     pieces: list[str] = []
     spans: list[Span] = []
@@ -229,20 +229,21 @@ def _document(i: int, params: DemoCorpusParams, pools: dict[str, tuple[str, ...]
                      interest=interest)
 
 
-def _plant_interest(doc_id: str, rate: float, seed: int, sentences: list, framed: bool) -> str:
-    """With probability ``rate``, insert an interest sentence into the body of ``sentences`` (in place).
+def _plant_interest(doc_id: str, rate: float, seed: int, sentences: list, framed: bool) -> tuple[str, list]:
+    """With probability ``rate``, the category of an interest and ``sentences`` with its sentence in the body.
 
-    Returns its category, or ``none``. Draws only from the generator keyed by (seed, "demo.interest", the id).
+    Otherwise ``none`` and ``sentences`` as they were. Draws only from the generator keyed by
+    (seed, "demo.interest", the id).
     """
     rng = generator(seed, "demo.interest", doc_id)
     if rng.random() >= rate:
-        return NONE
+        return NONE, sentences
     lexicon = load_lexicon()
     category = str(rng.choice(lexicon.categories))
     sentence = evidence_sentence(rng, category, "test", seed, lexicon)[0]
     first, last = int(framed), len(sentences) - int(framed)  # inside the greeting and the sign-off
-    sentences.insert(int(rng.integers(first, last + 1)), ((sentence,), 0))
-    return category
+    at = int(rng.integers(first, last + 1))
+    return category, [*sentences[:at], ((sentence,), 0), *sentences[at:]]
 
 
 def generate_demo(params: DemoCorpusParams, seed: int) -> list[RawRecord]:

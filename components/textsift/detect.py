@@ -25,10 +25,8 @@ from textsift.config import SourceParams, load_params
 from textsift.corpus import Span, atomic_path, write_table
 from textsift.device import resolve_device
 from textsift.errors import InputError
-from textsift.interests.attack import grounded
 from textsift.interests.io import load_interest_model
-from textsift.interests.synthetic import NONE
-from textsift.interests.training import InterestModel, generate, parse
+from textsift.interests.training import InterestModel, infer
 from textsift.models.detector import Detector
 from textsift.models.detector import detect as detect_with
 from textsift.models.detector_io import load_detector
@@ -102,12 +100,7 @@ def infer_interests(
     params = load_params(params_file)
     sha256 = str(read_pointer(root / INTERESTS_POINTER).get("sha256"))
     model = _loaded_interests(root, params_file, sha256, resolve_device(device or params.device))
-    min_overlap = params.evaluate.interest_attack.min_evidence_overlap
-    out = []
-    for text, generated in zip(texts, generate(model, list(texts)), strict=True):
-        interest, evidence = parse(generated)
-        out.append((interest, evidence) if grounded(text, interest, evidence, min_overlap) != NONE else (NONE, ""))
-    return out
+    return infer(model, list(texts), params.evaluate.interest_attack.min_evidence_overlap)
 
 
 def evidence_offsets(text: str, evidence: str) -> tuple[int | None, int | None]:

@@ -86,6 +86,7 @@ def load_lexicon(path: Path = LEXICON) -> Lexicon:
                    tuple(sections["distractors"]))
 
 
+@lru_cache(maxsize=1)
 def interest_categories() -> frozenset[str]:
     """The values a known interest may take: the lexicon's categories and ``none``."""
     return frozenset((*load_lexicon().categories, NONE))

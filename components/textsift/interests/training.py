@@ -20,6 +20,7 @@ import torch
 from transformers import AutoTokenizer, RoFormerConfig, RoFormerModel
 
 from textsift.device import autocast, global_torch_rng
+from textsift.interests.attack import grounded
 from textsift.interests.params import InterestParams
 from textsift.interests.rouge import corpus_rouge
 from textsift.interests.synthetic import NONE, SEPARATOR, InterestPost
@@ -114,6 +115,18 @@ def generate(im: InterestModel, texts: Sequence[str], max_len: int | None = None
             out.extend(beam_search(im.model, im.tokenizer, list(texts[start:start + p.inference_batch_size]),
                                    p.max_source, p.beam_size, min(p.min_len, max_len or p.max_len),
                                    max_len or p.max_len, im.device))
+    return out
+
+
+def infer(im: InterestModel, texts: Sequence[str], min_evidence_overlap: float) -> list[tuple[str, str]]:
+    """(interest, evidence) per text as the attacker reads it: the full answer decoded, and ``("none", "")``
+    unless at least ``min_evidence_overlap`` of the evidence's words are in the text (0: any interest counts;
+    :func:`textsift.interests.attack.grounded`)."""
+    out = []
+    for text, generated in zip(texts, generate(im, texts), strict=True):
+        interest, evidence = parse(generated)
+        kept = grounded(text, interest, evidence, min_evidence_overlap) != NONE
+        out.append((interest, evidence) if kept else (NONE, ""))
     return out
 
 
