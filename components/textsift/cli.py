@@ -168,6 +168,9 @@ def detect(
     interests: bool = typer.Option(False, "--interests", help="also infer each record's interest and where its "
                                                               "evidence is (the IPI model, METHODS.md 4.2)"),
     device: str | None = typer.Option(None, help="cpu, cuda or auto (default: params' device)"),
+    threshold: float | None = typer.Option(None, help="one confidence in (0, 1] every span needs, for this run "
+                                                      "(default: params detection.threshold/thresholds)"),
+    labels: list[str] | None = typer.Option(None, "--label", help="keep only this type (repeat for several)"),
     fmt: str = typer.Option("auto", "--format"),
     text_field: str = typer.Option("text"),
     id_field: str | None = typer.Option(None),
@@ -180,7 +183,8 @@ def detect(
     try:
         source = _source(input_path, fmt, text_field, NO_LABEL_FIELD, id_field, None)
         metrics = detect_file(input_path, output, source, params or root / "params.yaml", root.resolve(),
-                              with_text=with_text, device=device, interests=interests)
+                              with_text=with_text, device=device, interests=interests, threshold=threshold,
+                              labels=labels or None)
     except TextsiftError as err:
         _fail(err)
     typer.echo(json.dumps(metrics, indent=2, sort_keys=True, default=float))

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from textsift.budgets.config import EmbeddingDPParams
 from textsift.detection.data_params import DetectorDataParams
+from textsift.detection.params import DetectionParams
 from textsift.errors import ConfigError
 from textsift.interests.params import InterestParams
 from textsift.mechanisms.datasifter.config import DataSifterSetting
@@ -295,6 +296,7 @@ class Params(Frozen):
     ingest: IngestParams = IngestParams()
     fill_in: FillInParams = FillInParams()
     detectors: DetectorsParams = DetectorsParams()
+    detection: DetectionParams = DetectionParams()
     indexes: IndexesParams = IndexesParams()
     privatize: PrivatizeParams = PrivatizeParams()
     embedding_dp: EmbeddingDPParams = EmbeddingDPParams()

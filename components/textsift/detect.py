@@ -1,10 +1,13 @@
 """Detection for users: the library ``detect(texts)`` and ``textsift detect --input F --output G``.
 
-Both use the project's trained privacy-entity detector (the ``train_detectors`` stage, METHODS.md
-§4.1): its pointer ``models/detector.json`` names the model in MLflow, fetched once into the
-model cache. A project without one trains it first (``ingest`` then ``train_detectors``, with the
-given params file), as ``textsift privatize`` does for its models. Spans are character offsets
-into each text; the span strings are written only when asked for (``with_text``), so the default
+Both run the project's recognizer set (params ``detection``, METHODS.md §4.1): its trained
+privacy-entity detector (the ``train_detectors`` stage; its pointer ``models/detector.json`` names
+the model in MLflow, fetched once into the model cache), the pattern recognizers and optionally
+spaCy, each type at its confidence threshold (``threshold`` overrides them all for one call:
+no retraining). A project without a detector trains it first (``ingest`` then
+``train_detectors``, with the given params file), as ``textsift privatize`` does for its models.
+Spans are character offsets into each text with their type, confidence and the recognizers that
+found them; the span strings are written only when asked for (``with_text``), so the default
 output of a detection run holds no document text at all.
 """
 
@@ -23,12 +26,14 @@ from textsift.adhoc import check_output, load_file, rejects_path
 from textsift.artifacts import DETECTOR_POINTER, INTERESTS_POINTER, detector_folder, interests_folder, read_pointer
 from textsift.config import SourceParams, load_params
 from textsift.corpus import Span, atomic_path, write_table
+from textsift.detection.params import DetectionParams
+from textsift.detection.recognizers.base import Detection
+from textsift.detection.recognizers.build import build_recognizers, run_recognizers, spans_of
 from textsift.device import resolve_device
 from textsift.errors import InputError
 from textsift.interests.io import load_interest_model
 from textsift.interests.training import InterestModel, infer
 from textsift.models.detector import Detector
-from textsift.models.detector import detect as detect_with
 from textsift.models.detector_io import load_detector
 from textsift.stages import run_stage
 from textsift.tracking import Tracker
@@ -59,24 +64,54 @@ def _project_detector(root: Path, params_path: Path, device: str | None) -> Dete
     return _loaded(root, params_path, sha256, resolve_device(device or load_params(params_path).device))
 
 
-def detect(
+def detection_params(params: DetectionParams, threshold: float | None = None,
+                     batch_size: int | None = None) -> DetectionParams:
+    """``params`` with one ``threshold`` for every type (when given) and a batch size (when given)."""
+    update: dict = {}
+    if threshold is not None:
+        if not 0 < threshold <= 1:
+            raise InputError(f"threshold must be in (0, 1], got {threshold}")
+        update.update(threshold=float(threshold), thresholds={})
+    if batch_size is not None:
+        update["batch_size"] = batch_size
+    return params.model_copy(update=update) if update else params
+
+
+def detect_detailed(
     texts: Sequence[str], root: str | Path = ".", params_path: str | Path | None = None, device: str | None = None,
-    batch_size: int | None = None,
-) -> list[list[Span]]:
-    """Privacy entities of each text with the project's detector: per text, sorted character spans.
+    batch_size: int | None = None, threshold: float | None = None, labels: Sequence[str] | None = None,
+) -> list[list[Detection]]:
+    """Privacy entities of each text with the project's recognizer set, with confidences and provenance.
 
     Args:
         texts: any lengths (long texts run in sliding windows); an empty text gives no spans.
         root: the textsift project whose detector is used (trained first when it has none).
         params_path: its params file (default ``<root>/params.yaml``).
         device: ``cpu``/``cuda``/``auto`` (default the params' ``device``).
-        batch_size: windows per forward pass (default the detector's ``inference_batch_size``).
+        batch_size: model windows per forward pass (default the params' or the detector's).
+        threshold: one confidence threshold in (0, 1] for every type (default: params ``detection``).
+        labels: the types to return (default: all).
+
+    Returns:
+        Per text, detections sorted by ``(start, end, label)`` (:class:`Detection`: offsets, type,
+        confidence, recognizers).
     """
     root = Path(root).resolve()
     params_file = Path(params_path).resolve() if params_path else root / "params.yaml"
     if isinstance(texts, str):
         raise TypeError("detect() takes a sequence of texts, not one string: detect([text])")
-    return detect_with(_project_detector(root, params_file, device), list(texts), batch_size)
+    settings = detection_params(load_params(params_file).detection, threshold, batch_size)
+    detector = _project_detector(root, params_file, device) if "model" in settings.recognizers else None
+    return run_recognizers(build_recognizers(settings, detector), list(texts), settings, labels)
+
+
+def detect(
+    texts: Sequence[str], root: str | Path = ".", params_path: str | Path | None = None, device: str | None = None,
+    batch_size: int | None = None, threshold: float | None = None, labels: Sequence[str] | None = None,
+) -> list[list[Span]]:
+    """Privacy entities of each text: per text, sorted character spans (:func:`detect_detailed` without
+    confidences and provenance)."""
+    return spans_of(detect_detailed(texts, root, params_path, device, batch_size, threshold, labels))
 
 
 @lru_cache(maxsize=2)
@@ -124,19 +159,20 @@ def detect_output_format(path: Path) -> tuple[str, bool]:
     raise InputError(f"{path.name}: detection output must end in {DETECT_OUTPUTS}")
 
 
-def span_rows(doc_ids: Sequence[str], texts: Sequence[str], spans: Sequence[Sequence[Span]],
+def span_rows(doc_ids: Sequence[str], texts: Sequence[str], spans: Sequence[Sequence[Detection]],
               with_text: bool, interests: Sequence[tuple[str, str]] | None = None) -> pa.Table:
-    """One row per document: its id and spans ``{start, end, label[, text]}``; with ``interests``, also the
-    inferred ``interest`` and the evidence's ``evidence_start``/``evidence_end`` (and ``evidence`` text only
-    ``with_text``)."""
-    fields = [("start", pa.int32()), ("end", pa.int32()), ("label", pa.string())]
+    """One row per document: its id and spans ``{start, end, label, score, source[, text]}``; with
+    ``interests``, also the inferred ``interest`` and the evidence's ``evidence_start``/``evidence_end``
+    (and ``evidence`` text only ``with_text``)."""
+    fields = [("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()), ("score", pa.float32()),
+              ("source", pa.string())]
     if with_text:
         fields.append(("text", pa.string()))
     rows = []
     for text, doc in zip(texts, spans, strict=True):
         cells = []
         for s in doc:
-            cell = {"start": s.start, "end": s.end, "label": s.label}
+            cell = {"start": s.start, "end": s.end, "label": s.label, "score": s.score, "source": s.source}
             if with_text:
                 cell["text"] = text[s.start:s.end]
             cells.append(cell)
@@ -167,13 +203,15 @@ def write_spans(table: pa.Table, path: Path) -> None:
 
 def detect_file(
     input_path: Path, output_path: Path, source: SourceParams, params_path: Path, root: Path,
-    with_text: bool = False, device: str | None = None, interests: bool = False,
+    with_text: bool = False, device: str | None = None, interests: bool = False, threshold: float | None = None,
+    labels: Sequence[str] | None = None,
 ) -> dict[str, float]:
     """Detect privacy entities in every valid record of a file; write one row of spans per record.
 
     Records are read and validated like ingest does (rejects to ``<output>.rejects.parquet``,
     ``ingest.max_reject_fraction`` enforced); the output keeps the input's ids (``row-N`` when it
-    has none). Returns counts: documents, spans, spans per type, characters per second.
+    has none). ``threshold`` (one confidence for every type) and ``labels`` (types kept) apply to
+    this call only. Returns counts: documents, spans, spans per type, characters per second.
     """
     detect_output_format(output_path)
     check_output(output_path, input_path)
@@ -181,7 +219,7 @@ def detect_file(
     corpus, _ = load_file(input_path, source, params, rejects=rejects_path(output_path))
     texts = corpus["text"].tolist()
     started = time.perf_counter()
-    spans = detect(texts, root, params_path, device)
+    spans = detect_detailed(texts, root, params_path, device, threshold=threshold, labels=labels)
     seconds = time.perf_counter() - started
     inferred = infer_interests(texts, root, params_path, device) if interests else None
     write_spans(span_rows(corpus["doc_id"].tolist(), texts, spans, with_text, inferred), output_path)

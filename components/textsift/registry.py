@@ -6,8 +6,8 @@ and folders it imports: editing them re-runs the stage under ``dvc repro``. A st
 ``foreach`` fans out over the named entries of that params key (``privatize@<setting>``).
 
 Full product DAG (stages land with their issues):
-ingest -> train_detectors, train_fill_in -> build_indexes -> privatize@setting -> evaluate, and
-train_detectors, train_fill_in -> lrp_budgets -> embedding_dp@setting -> evaluate.
+ingest -> train_detectors -> detect, train_fill_in -> build_indexes -> privatize@setting -> evaluate, and
+detect, train_fill_in -> lrp_budgets -> embedding_dp@setting -> evaluate.
 """
 
 from __future__ import annotations
@@ -103,11 +103,26 @@ STAGES: tuple[Stage, ...] = (
         summary="train the DPER nested privacy-entity detector (and the flat baseline) offline",
         upstream=("ingest",),
         deps=("data/ingest/corpus.parquet",),
-        code=(f"{LIB}/detection", f"{LIB}/models", f"{LIB}/interests", f"{LIB}/artifacts.py", f"{LIB}/device.py"),
+        code=(f"{LIB}/detection", f"{LIB}/models", f"{LIB}/interests", f"{LIB}/readers.py", f"{LIB}/artifacts.py",
+              f"{LIB}/device.py"),
         params=("seed", "device", "detectors", "tracking.log_models"),
-        input_params=("detectors.data.wnut17_path",),
-        outs=("models/detector.json", "models/interests.json", "data/detected/spans.parquet"),
+        input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
+        outs=("models/detector.json", "models/interests.json"),
         metrics=("metrics/train_detectors.json",),
+        gpu=True,
+    ),
+    Stage(
+        name="detect",
+        summary="the recognizer set (model, patterns, optionally spaCy) over the corpus; its real-text figures",
+        upstream=("ingest", "train_detectors"),
+        deps=("data/ingest/corpus.parquet", "models/detector.json"),
+        code=(f"{LIB}/detection", f"{LIB}/models", f"{LIB}/stages/detected_spans.py", f"{LIB}/readers.py",
+              f"{LIB}/artifacts.py", f"{LIB}/device.py"),
+        params=("device", "detection", "detectors.data.wnut17_path", "detectors.data.wnut17_labels",
+                "detectors.data.btc_path"),
+        input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
+        outs=("data/detected/spans.parquet",),
+        metrics=("metrics/detect.json",),
         gpu=True,
     ),
     Stage(
@@ -137,13 +152,14 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="privatize",
         summary="apply one named privacy setting to the corpus (DataSifterText, metric-DP or redact)",
-        upstream=("ingest", "train_detectors", "train_fill_in", "build_indexes"),
+        upstream=("ingest", "train_detectors", "detect", "train_fill_in", "build_indexes"),
         deps=("data/ingest/corpus.parquet", "data/detected/spans.parquet", "models/fill_in.json"),
-        code=(f"{LIB}/mechanisms", f"{LIB}/models", f"{LIB}/indexes", f"{LIB}/embeddings", f"{LIB}/tokenize.py",
+        code=(f"{LIB}/mechanisms", f"{LIB}/models", f"{LIB}/detection", f"{LIB}/indexes", f"{LIB}/embeddings",
+              f"{LIB}/tokenize.py",
               f"{LIB}/evaluation/privacy.py", f"{LIB}/stages/privatize_datasifter.py",
               f"{LIB}/stages/privatize_metric_dp.py", f"{LIB}/stages/privatize_redact.py",
               f"{LIB}/stages/detected_spans.py", f"{LIB}/artifacts.py", f"{LIB}/device.py"),
-        params=("seed", "device", "privatize.production"),
+        params=("seed", "device", "privatize.production", "detection"),
         outs=("data/privatized/{key}.parquet",),
         metrics=("metrics/privatize/{key}.json",),
         gpu=True,
@@ -152,12 +168,13 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="lrp_budgets",
         summary="embed the corpus (task-irrelevant sensitive words filled); per-dimension sensitivity, LRP relevance",
-        upstream=("ingest", "train_detectors", "train_fill_in"),
+        upstream=("ingest", "train_detectors", "detect", "train_fill_in"),
         deps=("data/ingest/corpus.parquet", "data/detected/spans.parquet", "models/fill_in.json"),
-        code=(f"{LIB}/budgets", f"{LIB}/models", f"{LIB}/stages/detected_spans.py", f"{LIB}/evaluation/utility.py",
+        code=(f"{LIB}/budgets", f"{LIB}/detection", f"{LIB}/models", f"{LIB}/stages/detected_spans.py",
+              f"{LIB}/evaluation/utility.py",
               f"{LIB}/embeddings/locate.py", f"{LIB}/mechanisms/protected_spans.py", f"{LIB}/tokenize.py",
               f"{LIB}/artifacts.py", f"{LIB}/device.py"),
-        params=("seed", "device", *(f"embedding_dp.{k}" for k in EMBEDDING_FIT_PARAMS)),
+        params=("seed", "device", "detection", *(f"embedding_dp.{k}" for k in EMBEDDING_FIT_PARAMS)),
         outs=("data/lrp_budgets",),
         metrics=("metrics/lrp_budgets.json",),
         gpu=True,
@@ -177,9 +194,9 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="evaluate",
         summary="utility of classifiers trained on each corpus: the privacy-utility frontier",
-        upstream=("ingest", "train_detectors", "train_fill_in", "privatize", "embedding_dp"),
+        upstream=("ingest", "train_detectors", "detect", "train_fill_in", "privatize", "embedding_dp"),
         deps=("data/ingest/corpus.parquet", "models/detector.json", "models/interests.json", "models/fill_in.json",
-              "data/lrp_budgets"),
+              "data/lrp_budgets", "metrics/detect.json"),
         code=(f"{LIB}/evaluation", f"{LIB}/models", f"{LIB}/interests", f"{LIB}/budgets",
               f"{LIB}/stages/evaluate_embeddings.py",
               f"{LIB}/stages/embedding_dp.py", f"{LIB}/stages/lrp_budgets.py", f"{LIB}/embeddings/locate.py",

@@ -23,6 +23,7 @@ from textsift.registry import instances
 pytestmark = pytest.mark.integration
 SAME_BYTES = ("data/ingest/corpus.parquet", "models/fill_in.json", "data/indexes/w2v/vocab.txt",
               "models/detector.json", "data/detected/spans.parquet", "metrics/train_detectors.json",
+              "metrics/detect.json",
               *(f"data/privatized/{s}.parquet" for s in FULL_PIPELINE["privatize__settings"]),
               *(f"metrics/privatize/{s}.json" for s in FULL_PIPELINE["privatize__settings"]),
               "data/lrp_budgets/embeddings.parquet", "data/lrp_budgets/budgets.npz",

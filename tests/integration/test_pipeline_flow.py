@@ -14,6 +14,7 @@ from mlflow.tracking import MlflowClient
 from prefect.artifacts import Artifact
 
 from flows.run_summary import ARTIFACT_KEY
+from textsift.config import load_params
 from textsift.corpus import read_corpus
 from textsift.errors import QualityError
 from textsift.stages import run_stage
@@ -50,9 +51,9 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
         [result["experiment_id"]], f"tags.mlflow.parentRunId = '{parent.info.run_id}'"
     )
     by_stage = {run.data.tags["textsift.instance"]: run for run in children if "textsift.instance" in run.data.tags}
-    assert set(by_stage) == {"ingest", "train_detectors", "train_fill_in", "build_indexes@w2v", "privatize@ds",
-                             "privatize@ds2", "privatize@mdp", "privatize@mdp_det", "privatize@red", "lrp_budgets",
-                             "embedding_dp@lrp_eps50", "embedding_dp@uniform_eps50", "evaluate"}
+    assert set(by_stage) == {"ingest", "train_detectors", "detect", "train_fill_in", "build_indexes@w2v",
+                             "privatize@ds", "privatize@ds2", "privatize@mdp", "privatize@mdp_det", "privatize@red",
+                             "lrp_budgets", "embedding_dp@lrp_eps50", "embedding_dp@uniform_eps50", "evaluate"}
     assert all(run.info.status == "FINISHED" for run in children)
     assert by_stage["privatize@mdp"].data.params["privatize.settings.mdp.epsilon"] == "20.0"
     assert "seed" in by_stage["privatize@mdp"].data.params  # an experiment run logs its seed
@@ -183,3 +184,17 @@ def test_a_rerun_skips_unchanged_stages_rebuilds_damage_and_reruns_only_a_change
     changed = _children(pipeline(root=str(root)))
     assert {name for name, run in changed.items() if run.data.tags["textsift.cached"] == "false"} == {
         "privatize@mdp", "evaluate"}
+
+
+def test_detection_is_its_own_stage_with_confidences_and_provenance(flow_run: dict) -> None:
+    root: Path = flow_run["root"]
+    rows = pd.read_parquet(root / "data/detected/spans.parquet")
+    spans = [span for cell in rows["spans"] for span in cell]
+    assert spans and set(rows.columns) == {"doc_id", "text_digest", "spans"}  # offsets, never text
+    params = load_params(root / "params.yaml").detection
+    for span in spans:
+        assert set(span["source"].split("+")) <= set(params.recognizers)
+        assert params.thresholds.get(span["label"], params.threshold) <= span["score"] + 1e-6 <= 1 + 1e-6
+    metrics = json.loads((root / "metrics/detect.json").read_text(encoding="utf-8"))
+    assert metrics["spans"] == len(spans)
+    assert sum(v for k, v in metrics.items() if k.startswith("spans.by.")) >= len(spans)

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from textsift.corpus import Span
-from textsift.models.detector import detect
+from textsift.models.detector import detect, detect_scored, logit, probability
 from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import load_detector, save_detector
 from textsift.models.detector_params import DetectorParams
@@ -149,3 +149,31 @@ def test_minilm_cut_to_one_layer_trains_saves_and_loads(tmp_path: Path) -> None:
     with torch.inference_mode():
         out = [d.net(**collate(windows, "cpu", d.tokenizer.pad_token_id)) for d in (loaded, detector)]
     assert torch.equal(*out)
+
+
+def test_a_name_after_token_5000_is_found_as_in_a_short_text(trained: TrainedDetector) -> None:
+    detector = trained.detector
+    sentence = "We wrote to Mr Zelmont Kavin about the delay in Perdru."
+    name = Span(sentence.index("Zelmont"), sentence.index("Zelmont") + len("Zelmont Kavin"), "PERSON")
+    filler = "The staff said the report was late again. " * 700
+    assert len(detector.tokenizer(filler)["input_ids"]) > 5000
+    long_text = filler + sentence + " " + filler  # no truncation: the name sits far past any window
+    shifted = Span(name.start + len(filler), name.end + len(filler), "PERSON")
+    (short,), (long,) = detect(detector, [sentence]), detect(detector, [long_text])
+    assert name in short
+    assert shifted in long
+    assert [s for s in long if s.label == "PERSON"] == [shifted]  # the filler holds no name
+
+
+def test_scored_detection_at_the_trained_threshold_is_detect_and_lower_confidence_finds_more(
+        trained: TrainedDetector) -> None:
+    detector = trained.detector
+    texts = [ex.text for ex in examples(30, seed=8)]
+    scored = detect_scored(detector, texts)
+    assert [[s for s, _ in doc] for doc in scored] == detect(detector, texts)
+    assert all(0.5 < c <= 1.0 for doc in scored for _, c in doc)  # score 0 is confidence 0.5
+    loose = detect_scored(detector, texts, min_confidence=0.01)
+    for strict_doc, loose_doc in zip(scored, loose, strict=True):
+        assert dict(strict_doc).items() <= dict(loose_doc).items()
+    assert sum(map(len, loose)) > sum(map(len, scored))
+    assert probability(logit(0.2)) == pytest.approx(0.2)

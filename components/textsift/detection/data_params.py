@@ -25,6 +25,15 @@ class DetectorDataParams(Frozen):
     wnut17_labels: Literal["dper", "own"] | dict[str, str] = Field(
         "dper", description="'dper': person/location -> PERSON/LOC, corporation/group -> ORG, others dropped; "
         "'own': WNUT's six types as they are; or a mapping (types not listed are dropped)")
+    btc_path: str | None = Field(
+        None, description="Broad Twitter Corpus folder (train.conll.gz, dev.conll, test.conll kept as splits; "
+        "user names restored, PER/LOC/ORG -> PERSON/LOC/ORG); None: unused")
+    real_limit: int | None = Field(
+        None, ge=1, description="train on the first N training sentences of each real corpus (null: all; "
+        "its validation and test files stay whole)")
+    real_case_rate: float = Field(
+        0.1, ge=0, le=1, description="share of WNUT-17/BTC training sentences re-cased (half upper, half lower "
+        "case, chosen by a keyed hash), so names are found whatever their casing")
     validation: float = Field(
         0.1, ge=0, lt=1, description="share of synthetic (single-file WNUT) examples to validate on")
     test: float = Field(0.1, gt=0, lt=1, description="share of synthetic (single-file WNUT) examples held out for test")

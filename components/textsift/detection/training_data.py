@@ -8,6 +8,7 @@ Sources, each optional:
     synthetic: ``synthetic.generate`` sentences (PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID,
         URL, nested).
     WNUT-17: English social-media NER (``read_wnut17``). A folder keeps its own train/dev/test files.
+    BTC: the Broad Twitter Corpus (``real_corpora.read_btc``), its own train/dev/test files.
 
 Synthetic (and single-file WNUT) examples are assigned by ``rng.stable_key(seed, STAGE, id)``
 thresholds, so an example's split depends only on the seed and its id, never on how many examples
@@ -25,12 +26,11 @@ from typing import Literal
 
 import pandas as pd
 
-from textsift.config import SourceParams
 from textsift.corpus import SPLITS, Span, spans_to_python
 from textsift.detection.data_params import DetectorDataParams
+from textsift.detection.real_corpora import BTC_TO_DPER, drop_user_names, read_btc, read_conll_examples
 from textsift.detection.synthetic import ENTITY_TYPES, LabelledText, generate
 from textsift.errors import InputError
-from textsift.readers import read_records
 from textsift.rng import stable_key
 
 STAGE = "detector_data"
@@ -161,13 +161,7 @@ def read_wnut17(path: str | Path) -> dict[str, tuple[LabelledText, ...]]:
     """
     path = Path(path)
     files = {split: path / name for split, name in WNUT17_FILES.items()} if path.is_dir() else {"all": path}
-    out: dict[str, tuple[LabelledText, ...]] = {}
-    for split, file in files.items():
-        records = read_records(file, SourceParams(kind="file", path=str(file), format="conll", label_field=None))
-        out[split] = tuple(
-            LabelledText(rec.text, tuple(Span(s.start, s.end, s.label.split(",")[0]) for s in rec.spans))
-            for rec in records if rec.problem is None and rec.text)
-    return out
+    return {split: read_conll_examples(file) for split, file in files.items()}
 
 
 def _wnut_mapping(choice: Literal["dper", "own"] | dict[str, str]) -> dict[str, str]:
@@ -177,7 +171,8 @@ def _wnut_mapping(choice: Literal["dper", "own"] | dict[str, str]) -> dict[str, 
 
 
 def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFrame | None = None,
-                        wnut17: Mapping[str, Sequence[LabelledText]] | None = None) -> DetectorData:
+                        wnut17: Mapping[str, Sequence[LabelledText]] | None = None,
+                        btc: Mapping[str, Sequence[LabelledText]] | None = None) -> DetectorData:
     """Mix the sources into train/validation/test (pure: the caller reads the files).
 
     Args:
@@ -185,9 +180,12 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
         seed: Root seed (synthetic sentences and hashed splits derive from it).
         corpus: The canonical corpus frame, used when ``params.corpus_spans``.
         wnut17: ``read_wnut17(params.wnut17_path)``; ignored when ``params.wnut17_path`` is None.
+            Training sentences with an unlabelled user name are left out (``drop_user_names``).
+        btc: ``read_btc(params.btc_path)``; ignored when ``params.btc_path`` is None.
 
     Returns:
-        The three splits (corpus, then synthetic, then WNUT-17 examples), sources and label set.
+        The three splits (corpus, then synthetic, then WNUT-17, then BTC examples), sources and label set.
+        A share ``params.real_case_rate`` of real training sentences is re-cased (:func:`recase`).
     """
     rows: list[tuple[str, str, LabelledText]] = []  # (split, source, example)
     annotated: dict[str, tuple[str, ...]] = {}
@@ -203,11 +201,33 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
         mapping = _wnut_mapping(params.wnut17_labels)
         annotated["wnut17"] = tuple(sorted(set(mapping.values())))
         for part, examples in wnut17.items():
-            for k, ex in enumerate(examples):
+            kept = drop_user_names(examples) if part in ("train", "all") else examples
+            for k, ex in enumerate(kept):
                 split = part if part in SPLITS else hashed_split(f"wnut17/{part}/{k}", seed, params.validation,
                                                                  params.test)
-                rows.append((split, "wnut17", relabel(ex, mapping, keep_unmapped=False)))
+                example = relabel(ex, mapping, keep_unmapped=False)
+                rows.append((split, "wnut17", recase(example, seed, f"wnut17/{part}/{k}", params.real_case_rate)
+                             if split == "train" else example))
+    if params.btc_path is not None and btc is not None:
+        annotated["btc"] = tuple(sorted(set(BTC_TO_DPER.values())))
+        for part, examples in btc.items():
+            rows += [(part, "btc", recase(ex, seed, f"btc/{part}/{k}", params.real_case_rate) if part == "train"
+                      else ex) for k, ex in enumerate(examples)]
     return _assemble(rows, params.max_chars, annotated)
+
+
+def recase(example: LabelledText, seed: int, example_id: str, rate: float) -> LabelledText:
+    """The example in upper or lower case for a keyed-hash share ``rate`` of ids (offsets unchanged), else as is.
+
+    Casing is how a detector trained on edited text misses ``JOHN SMITH`` in a form or
+    ``john smith`` in a chat; changing case keeps every character offset (checked, as some
+    characters change length when re-cased).
+    """
+    u = stable_key(seed, STAGE, f"case/{example_id}") / 2.0**64
+    if u >= rate:
+        return example
+    text = example.text.upper() if u < rate / 2 else example.text.lower()
+    return LabelledText(text, example.spans) if len(text) == len(example.text) else example
 
 
 def _assemble(rows: list[tuple[str, str, LabelledText]], max_chars: int,
@@ -235,7 +255,37 @@ def _assemble(rows: list[tuple[str, str, LabelledText]], max_chars: int,
     )
 
 
-def load_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFrame | None = None) -> DetectorData:
-    """``build_detector_data`` with WNUT-17 read from ``params.wnut17_path`` (for the stage)."""
-    wnut = read_wnut17(params.wnut17_path) if params.wnut17_path else None
-    return build_detector_data(params, seed, corpus, wnut)
+def resolve(path: str, root: Path | None) -> Path:
+    """A params path: as given when absolute, else relative to the project ``root`` (or the working folder)."""
+    given = Path(path)
+    return given if given.is_absolute() or root is None else root / given
+
+
+def limited(splits: dict[str, tuple[LabelledText, ...]], limit: int | None) -> dict[str, tuple[LabelledText, ...]]:
+    """The first ``limit`` training sentences of a real corpus (its validation and test splits whole)."""
+    return {k: v[:limit] if limit is not None and k in ("train", "all") else v for k, v in splits.items()}
+
+
+def load_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFrame | None = None,
+                       root: Path | None = None) -> DetectorData:
+    """``build_detector_data`` with WNUT-17 and BTC read from their paths (relative to ``root``; for the stage)."""
+    wnut = limited(read_wnut17(resolve(params.wnut17_path, root)), params.real_limit) if params.wnut17_path else None
+    btc = limited(read_btc(resolve(params.btc_path, root)), params.real_limit) if params.btc_path else None
+    return build_detector_data(params, seed, corpus, wnut, btc)
+
+
+def real_test_sets(params: DetectorDataParams, root: Path | None = None) -> dict[str, tuple[LabelledText, ...]]:
+    """The held-out test split of each configured real corpus (``btc``, ``wnut17``), labels as the detector's.
+
+    These never train the detector (``build_detector_data`` keeps each corpus's test file as
+    its test split): the real-text figures of ``train_detectors``, ``detect`` and ``make bench``.
+    A single-file WNUT-17 path has no test file and gives none.
+    """
+    out: dict[str, tuple[LabelledText, ...]] = {}
+    if params.btc_path:
+        out["btc"] = read_btc(resolve(params.btc_path, root))["test"]
+    if params.wnut17_path and resolve(params.wnut17_path, root).is_dir():
+        mapping = _wnut_mapping(params.wnut17_labels)
+        test = read_conll_examples(resolve(params.wnut17_path, root) / WNUT17_FILES["test"])
+        out["wnut17"] = tuple(relabel(ex, mapping, keep_unmapped=False) for ex in test)
+    return out

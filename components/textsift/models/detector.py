@@ -12,6 +12,7 @@ Training is in :mod:`textsift.models.detector_training`, saving and loading in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from textsift.corpus import Span
 from textsift.device import autocast, global_torch_rng
 from textsift.models.detector_encoders import SHAPES, build_encoder, init_weights
 from textsift.models.detector_params import DetectorParams
-from textsift.models.detector_windows import Window, collate, make_windows, window_spans
+from textsift.models.detector_windows import Window, collate, make_windows, window_scored_spans
 from textsift.models.flat_tagging import FlatHead, decode_tags
 from textsift.models.global_pointer import GlobalPointer, TokenSpan, decode_spans
 
@@ -136,10 +137,12 @@ def build_detector(params: DetectorParams, labels: Sequence[str], generator: tor
     return Detector(net.to(device).eval(), tokenizer, tuple(labels), params, device)
 
 
-def decode(detector: Detector, output: torch.Tensor, body_mask: torch.Tensor) -> list[list[TokenSpan]]:
-    """Token spans per window from the network output (GlobalPointer threshold or BIO tags)."""
+def decode(detector: Detector, output: torch.Tensor, body_mask: torch.Tensor,
+           threshold: float | None = None) -> list[list[TokenSpan]]:
+    """Token spans per window from the network output (GlobalPointer scores above ``threshold``,
+    default ``params.threshold``, or BIO tags)."""
     if detector.params.model == "global_pointer":
-        return decode_spans(output, detector.params.threshold)
+        return decode_spans(output, detector.params.threshold if threshold is None else threshold)
     return decode_tags(output, body_mask)
 
 
@@ -150,31 +153,62 @@ def forward_windows(detector: Detector, windows: Sequence[Window]) -> tuple[torc
         return detector.net(**batch), batch["body_mask"]
 
 
-def detect(detector: Detector, texts: Sequence[str], batch_size: int | None = None) -> list[list[Span]]:
-    """Privacy entities of each text as exact character spans (METHODS.md §4.1).
+def probability(logit: float) -> float:
+    """A GlobalPointer score as a confidence in [0, 1]: the logistic of the score, so the trained
+    decision point (score 0, eq. (9)) is 0.5."""
+    return 1.0 / (1.0 + math.exp(-min(max(logit, -60.0), 60.0)))
+
+
+def logit(p: float) -> float:
+    """The GlobalPointer score of confidence ``p`` (the inverse of :func:`probability`)."""
+    p = min(max(p, 1e-12), 1 - 1e-12)
+    return math.log(p / (1 - p))
+
+
+def detect_scored(detector: Detector, texts: Sequence[str], batch_size: int | None = None,
+                  min_confidence: float | None = None) -> list[list[tuple[Span, float]]]:
+    """Privacy entities of each text with a confidence in [0, 1] (METHODS.md §4.1).
 
     Windows of all texts are sorted by length and run ``batch_size`` at a time (default
-    ``params.inference_batch_size``) under ``torch.inference_mode``; detections of overlapping
-    windows are merged without duplicates.
+    ``params.inference_batch_size``) under ``torch.inference_mode``; a span found by two overlapping
+    windows is kept once, with its higher confidence. GlobalPointer confidences are the logistic of
+    the span score (:func:`probability`); the flat baseline's spans have confidence 1.
 
     Args:
         detector: a built, trained or loaded detector.
         texts: any lengths; an empty text gives no spans.
         batch_size: windows per forward pass.
+        min_confidence: keep spans above this (default: the trained ``params.threshold``); a caller
+            that applies per-type thresholds decodes at the lowest of them.
 
     Returns:
-        Per text, in input order: spans sorted by ``(start, end, label)``; nested spans included.
+        Per text, in input order: ``(span, confidence)`` sorted by ``(start, end, label)``; nested spans included.
     """
     size = batch_size or detector.params.inference_batch_size
+    threshold = detector.params.threshold if min_confidence is None else logit(min_confidence)
     windows = make_windows(detector.tokenizer, texts, detector.params.max_length, detector.params.stride)
     order = sorted(range(len(windows)), key=lambda w: (-len(windows[w].input_ids), w))
-    found: list[set[Span]] = [set() for _ in texts]
+    found: list[dict[Span, float]] = [{} for _ in texts]
     detector.net.eval()
     with torch.inference_mode():
         for start in range(0, len(order), size):
             batch = [windows[w] for w in order[start:start + size]]
             output, body_mask = forward_windows(detector, batch)
-            for window, spans in zip(batch, decode(detector, output, body_mask), strict=True):
-                found[window.text_index].update(
-                    window_spans(window, spans, detector.labels, texts[window.text_index]))
-    return [sorted(spans, key=lambda s: (s.start, s.end, s.label)) for spans in found]
+            decoded = decode(detector, output, body_mask, threshold)
+            for row, (window, spans) in enumerate(zip(batch, decoded, strict=True)):
+                scores = ([probability(float(output[row, c, i, j])) for c, i, j in spans]
+                          if detector.params.model == "global_pointer" else [1.0] * len(spans))
+                kept = found[window.text_index]
+                for span, score in window_scored_spans(window, spans, scores, detector.labels,
+                                                       texts[window.text_index]):
+                    kept[span] = max(score, kept.get(span, 0.0))
+    return [sorted(spans.items(), key=lambda item: (item[0].start, item[0].end, item[0].label)) for spans in found]
+
+
+def detect(detector: Detector, texts: Sequence[str], batch_size: int | None = None) -> list[list[Span]]:
+    """Privacy entities of each text as exact character spans, at the trained threshold.
+
+    :func:`detect_scored` without the confidences: per text, in input order, spans sorted by
+    ``(start, end, label)``; nested spans included.
+    """
+    return [[span for span, _ in doc] for doc in detect_scored(detector, texts, batch_size)]

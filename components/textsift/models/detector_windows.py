@@ -166,12 +166,18 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
 
 def window_spans(window: Window, found: Sequence[TokenSpan], labels: Sequence[str], text: str) -> list[Span]:
     """Character spans of the window's detections that start on a token it owns (empty ones dropped)."""
+    return [span for span, _ in window_scored_spans(window, found, [1.0] * len(found), labels, text)]
+
+
+def window_scored_spans(window: Window, found: Sequence[TokenSpan], scores: Sequence[float], labels: Sequence[str],
+                        text: str) -> list[tuple[Span, float]]:
+    """:func:`window_spans` with each detection's score (``scores[k]`` belongs to ``found[k]``)."""
     out = []
-    for c, i, j in found:
+    for (c, i, j), score in zip(found, scores, strict=True):
         if window.own[0] <= i < window.own[1] and 1 <= i <= j <= len(window.offsets):
             start, end = trim(text, window.offsets[i - 1][0], window.offsets[j - 1][1])
             if start < end:
-                out.append(Span(start, end, labels[c]))
+                out.append((Span(start, end, labels[c]), score))
     return out
 
 

@@ -1,10 +1,11 @@
-"""The detector's spans over the corpus, written once by train_detectors, read by privatize.
+"""The recognizers' spans over the corpus, written once by the detect stage, read by privatize.
 
 Every setting that protects detected spans (``mask_detected``, ``replace_detected``,
-``redact``) reads the same file instead of running the detector again. Each row holds a
-document id, a digest of its text and its spans (character offsets, no text); it stays a local
-DVC output. Documents the file does not hold with the same text (a file privatized ad hoc with
-``textsift privatize``) are detected on the spot with the project's detector.
+``redact``) and the LRP budgets read the same file instead of detecting again. Each row holds a
+document id, a digest of its text and its spans (character offsets, type, confidence and the
+recognizers that found it; no text); it stays a local DVC output. A setting keeps the types it
+protects (its ``labels``). Documents the file does not hold with the same text (a file privatized
+ad hoc with ``textsift privatize``) are detected on the spot with the project's recognizer set.
 """
 
 from __future__ import annotations
@@ -19,41 +20,59 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from textsift.artifacts import detector_folder
-from textsift.corpus import SPAN_TYPE, Span, spans_to_python, write_table
+from textsift.corpus import Span, write_table
+from textsift.detection.recognizers.base import Detection
+from textsift.detection.recognizers.build import build_recognizers, run_recognizers
 from textsift.device import resolve_device
-from textsift.models.detector import detect
 from textsift.models.detector_io import load_detector
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
 DETECTED = "data/detected/spans.parquet"
-SCHEMA = pa.schema([("doc_id", pa.string()), ("text_digest", pa.string()), ("spans", pa.list_(SPAN_TYPE))])
+DETECTION_TYPE = pa.struct([("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()),
+                            ("score", pa.float32()), ("source", pa.string())])
+SCHEMA = pa.schema([("doc_id", pa.string()), ("text_digest", pa.string()), ("spans", pa.list_(DETECTION_TYPE))])
 
 
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
-def write_detected(path: Path, doc_ids: Sequence[str], texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> None:
+def write_detected(path: Path, doc_ids: Sequence[str], texts: Sequence[str],
+                   detections: Sequence[Sequence[Detection]]) -> None:
+    """The detections of each document, atomically (no text: offsets, types, scores, sources)."""
     rows = {"doc_id": list(doc_ids), "text_digest": [_digest(t) for t in texts],
-            "spans": [[{"start": s.start, "end": s.end, "label": s.label} for s in doc] for doc in spans]}
+            "spans": [[{"start": d.start, "end": d.end, "label": d.label, "score": d.score, "source": d.source}
+                       for d in doc] for doc in detections]}
     write_table(pa.Table.from_pydict(rows, schema=SCHEMA), path)
 
 
-def detected_spans(ctx: StageContext, corpus: pd.DataFrame) -> list[list[Span]]:
-    """The detector's spans of each document of ``corpus`` (row order), from the file or detected now."""
+def read_detected(path: Path) -> dict[tuple[str, str], list[Detection]]:
+    """(doc id, text digest) -> detections, as :func:`write_detected` wrote them."""
+    table = pq.read_table(path, schema=SCHEMA).to_pydict()
+    return {(d, h): [Detection(c["start"], c["end"], c["label"], float(c["score"]), c["source"]) for c in cells]
+            for d, h, cells in zip(table["doc_id"], table["text_digest"], table["spans"], strict=True)}
+
+
+def detect_corpus(ctx: StageContext, texts: Sequence[str]) -> list[list[Detection]]:
+    """The project's recognizer set (params ``detection``) over ``texts``."""
+    detector = None
+    if "model" in ctx.params.detection.recognizers:
+        detector = load_detector(detector_folder(ctx.root, ctx.tracker), resolve_device(ctx.params.device))
+    return run_recognizers(build_recognizers(ctx.params.detection, detector), texts, ctx.params.detection)
+
+
+def detected_spans(ctx: StageContext, corpus: pd.DataFrame, labels: Sequence[str] | None = None) -> list[list[Span]]:
+    """The detected spans of each document of ``corpus`` (row order), of ``labels`` only when given."""
     path = ctx.path(DETECTED)
-    stored: dict[tuple[str, str], list[Span]] = {}
-    if path.exists():
-        table = pq.read_table(path, schema=SCHEMA).to_pydict()
-        stored = {(d, h): spans_to_python(s)
-                  for d, h, s in zip(table["doc_id"], table["text_digest"], table["spans"], strict=True)}
+    stored = read_detected(path) if path.exists() else {}
     keys = [(d, _digest(t)) for d, t in zip(corpus["doc_id"], corpus["text"], strict=True)]
     missing = [i for i, key in enumerate(keys) if key not in stored]
-    found: dict[int, list[Span]] = {}
+    found: dict[int, list[Detection]] = {}
     if missing:
         log.info("detecting sensitive spans in %d documents the corpus-wide file does not hold", len(missing))
-        detector = load_detector(detector_folder(ctx.root, ctx.tracker), resolve_device(ctx.params.device))
         texts = corpus["text"].tolist()
-        found = dict(zip(missing, detect(detector, [texts[i] for i in missing]), strict=True))
-    return [found[i] if i in found else stored[key] for i, key in enumerate(keys)]
+        found = dict(zip(missing, detect_corpus(ctx, [texts[i] for i in missing]), strict=True))
+    keep = set(labels) if labels is not None else None
+    return [[d.span for d in (found[i] if i in found else stored[key]) if keep is None or d.label in keep]
+            for i, key in enumerate(keys)]

@@ -42,6 +42,8 @@ from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_jso
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
 from textsift.evaluation.bootstrap import utility_intervals
+from textsift.evaluation.detection_quality import CAVEAT as DETECTION_CAVEAT
+from textsift.evaluation.detection_quality import detection_table
 from textsift.evaluation.frontier import INTERVAL_COLUMNS, frontier_rows, frontier_table, recommend
 from textsift.evaluation.leaks import ALL, leak_table
 from textsift.evaluation.plots import frontier_png
@@ -67,6 +69,7 @@ CORPUS = "data/ingest/corpus.parquet"
 PRIVATIZED = "data/privatized/{key}.parquet"
 METRICS = "metrics/evaluate.json"
 EMBEDDING_METRICS = "metrics/evaluate_embeddings.json"
+DETECT_METRICS = "metrics/detect.json"
 TABLE = "reports/evaluate/utility.csv"
 FRONTIER = "reports/evaluate/frontier.csv"
 PLOT = "reports/evaluate/frontier.png"
@@ -315,12 +318,19 @@ def write_frontier(
                f"percentile bootstrap over test documents ({ctx.params.evaluate.bootstrap.samples} resamples).",
                f"Recommended setting: {best}." if best else "No privatized setting is within the leak ceiling."]
     summary.append(EMBEDDING_NOTE)
+    detect_metrics = ctx.path(DETECT_METRICS)
+    detection = (detection_table(json.loads(detect_metrics.read_text(encoding="utf-8")))
+                 if detect_metrics.exists() else None)
+    if detection is not None and len(detection):
+        summary.append(DETECTION_CAVEAT)
 
     def report(provenance: dict[str, str]) -> str:
         return render_report("textsift privacy-utility report", summary,
                              {"Frontier": table, "Leaks by span type (test split)": leaks,
                               "Utility of every classifier and test set": utility,
-                              "Noisy sentence embeddings (METHODS.md section 3)": embeddings},
+                              "Noisy sentence embeddings (METHODS.md section 3)": embeddings,
+                              **({"Detection on real text and on the corpus": detection}
+                                 if detection is not None and len(detection) else {})},
                              {"Privacy-utility frontier": png,
                               "Noisy sentence embeddings vs epsilon_max": embedding_png},
                              _examples(ctx), provenance)

@@ -60,7 +60,7 @@ def privatize_texts(
     fm = load_fill_in(folder, resolve_device(ctx.params.device))
     whitelist, blacklist = word_lists(setting, ctx)
     extra = span_words(corpus) if setting.whitelist_spans else None
-    protected = detected_spans(ctx, corpus) if setting.mask_detected else None
+    protected = detected_spans(ctx, corpus, setting.labels) if setting.mask_detected else None
     result = sift(corpus["text"].tolist(), corpus["doc_id"].tolist(), setting, fm, whitelist, blacklist, seed, extra,
                   protected)
     return result.texts, result.metrics

@@ -76,7 +76,7 @@ def privatize_texts(
     privatizer = load_privatizer(setting, ctx, index)
     texts = corpus["text"].tolist()
     doc_ids = corpus["doc_id"].astype(str).tolist()
-    protected = (protected_words(texts, detected_spans(ctx, corpus)) if setting.replace_detected
+    protected = (protected_words(texts, detected_spans(ctx, corpus, setting.labels)) if setting.replace_detected
                  else [frozenset()] * len(texts))
     started = time.perf_counter()
     result = ShardResult.merge([

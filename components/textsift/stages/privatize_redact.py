@@ -20,10 +20,11 @@ def privatize_texts(
     corpus: pd.DataFrame, setting: RedactSetting, ctx: StageContext, seed: int
 ) -> tuple[list[str], dict[str, float]]:
     """Redacted texts in row order and the mechanism's counts."""
-    gold = [spans_to_python(s) for s in corpus["spans"]]
+    keep = set(setting.labels) if setting.labels is not None else None
+    gold = [[s for s in spans_to_python(cell) if keep is None or s.label in keep] for cell in corpus["spans"]]
     if setting.spans == "gold":
         spans = gold
     else:
-        detected = detected_spans(ctx, corpus)
+        detected = detected_spans(ctx, corpus, setting.labels)
         spans = detected if setting.spans == "detected" else [g + d for g, d in zip(gold, detected, strict=True)]
     return redact(corpus["text"].tolist(), corpus["doc_id"].tolist(), spans, setting, seed)

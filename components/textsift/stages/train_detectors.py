@@ -1,13 +1,14 @@
 """train_detectors: the DPER nested privacy-entity detector (METHODS.md §4.1), trained offline.
 
 Training data (``detectors.data``, ``textsift.detection.training_data``): seeded synthetic PII
-sentences, the corpus's gold spans (its own splits: the corpus test split never trains) and,
-optionally, WNUT-17. Trains the GlobalPointer detector (``detectors.model``) and, with
-``detectors.compare_flat``, the flat BIO tagger on the same encoder and data (the paper's nested
-vs flat comparison); scores both on the held-out splits per source and per type (exact spans).
-The detector goes to MLflow (artifact ``detector``); the DVC outputs are the pointer
-``models/detector.json`` (its sha256, the run's tag), as for the fill-in model, and the
-detector's spans over the whole corpus (``data/detected/spans.parquet``) for privatize. The training
+sentences, the corpus's gold spans (its own splits: the corpus test split never trains) and
+real annotated social-media text, WNUT-17 and the Broad Twitter Corpus (their test files never
+train: they are the real-text figures ``detector.real.<corpus>.*``). Trains the GlobalPointer
+detector (``detectors.model``) and, with ``detectors.compare_flat``, the flat BIO tagger on the
+same encoder and data (the paper's nested vs flat comparison); scores both on the held-out
+splits per source and per type. The detector goes to MLflow (artifact ``detector``); the DVC
+output is the pointer ``models/detector.json`` (its sha256, the run's tag), as for the fill-in
+model; the ``detect`` stage runs it, with the other recognizers, over the corpus. The training
 data holds corpus text, so only counts, scores and the model are logged.
 """
 
@@ -29,6 +30,7 @@ from textsift.artifacts import (
     write_pointer,
 )
 from textsift.corpus import read_corpus, write_json
+from textsift.detection.scoring import detection_scores
 from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import DetectorData, load_detector_data
 from textsift.device import resolve_device
@@ -40,9 +42,9 @@ from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import save_detector
 from textsift.models.detector_training import train_detector
 from textsift.stages import StageContext
-from textsift.stages.detected_spans import DETECTED, write_detected
 
 log = logging.getLogger("textsift")
+REAL_SOURCES = {"btc": ("PERSON", "LOC", "ORG"), "wnut17": ("PERSON", "LOC", "ORG")}  # the types each annotates
 CORPUS = "data/ingest/corpus.parquet"
 METRICS = "metrics/train_detectors.json"
 ARTIFACT = "detector"
@@ -57,12 +59,18 @@ def _by_source(data: DetectorData, split: str) -> dict[str, list[LabelledText]]:
 
 
 def scores(detector: Detector, data: DetectorData, prefix: str) -> dict[str, float]:
-    """Held-out scores: ``<prefix>.test.*`` over every test example and per source, and validation."""
+    """Held-out scores: ``<prefix>.test.*`` over every test example and per source, and validation;
+    on real corpora's test splits also ``<prefix>.real.<source>.*`` (overlap and character figures,
+    :mod:`textsift.detection.scoring`), the model alone at its trained threshold."""
     metrics = evaluate_detector(detector, data.test, prefix=f"{prefix}.test")
     if data.validation:
         metrics.update(evaluate_detector(detector, data.validation, prefix=f"{prefix}.validation"))
     for source, examples in sorted(_by_source(data, "test").items()):
         metrics.update(evaluate_detector(detector, examples, prefix=f"{prefix}.test.{source}"))
+        if source in REAL_SOURCES:
+            found = detect(detector, [ex.text for ex in examples])
+            real = detection_scores([list(ex.spans) for ex in examples], found, REAL_SOURCES[source])
+            metrics.update({f"{prefix}.real.{source}.{key}": value for key, value in real.items()})
     return metrics
 
 
@@ -115,7 +123,7 @@ def run(ctx: StageContext) -> None:
     params, settings = ctx.params, ctx.params.detectors
     corpus = read_corpus(ctx.path(CORPUS))
     quality.check_corpus(corpus, name="train_detectors_input").raise_if_failed()
-    data = load_detector_data(settings.data, params.seed, corpus if settings.data.corpus_spans else None)
+    data = load_detector_data(settings.data, params.seed, corpus if settings.data.corpus_spans else None, ctx.root)
     device = resolve_device(params.device)
     encoder = fill_in_folder(ctx.root, ctx.tracker) if settings.model.encoder == "fill_in" else None
     log.info("train_detectors: %d training examples, %d types, encoder %s, device %s", len(data.train),
@@ -135,9 +143,6 @@ def run(ctx: StageContext) -> None:
         pointer = write_pointer(ctx.path(DETECTOR_POINTER), ARTIFACT, ARTIFACT, local)
     ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"]})
     metrics.update(train_interests(ctx, device))
-    spans = detect(trained.detector, corpus["text"].tolist())
-    write_detected(ctx.path(DETECTED), corpus["doc_id"].tolist(), corpus["text"].tolist(), spans)
-    metrics["corpus.detected_spans"] = float(sum(len(s) for s in spans))
     ctx.write_metrics(METRICS, metrics)
     ctx.log_metrics(metrics)
     log.info("train_detectors: test F1 %.3f (flat %s), PERSON recall %s", metrics.get("detector.test.f1", 0.0),

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from textsift.detection.params import EntityType, protected_labels_field
 from textsift.params_base import Frozen
 
 
@@ -23,6 +24,7 @@ class MetricDPSetting(Frozen):
     replace_detected: bool = Field(
         False, description="words of the detector's spans (train_detectors), at every occurrence, are never emitted "
                            "unchanged: a noisy draw that lands on the word itself gives the OOV placeholder")
+    labels: list[EntityType] | None = protected_labels_field()
     oov_policy: Literal["keep", "mask", "drop"] = "mask"
     oov_placeholder: str = "[OOV]"
     search: Literal["auto", "annoy", "exact"] = Field(

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from textsift.detection.params import EntityType, protected_labels_field
 from textsift.params_base import Frozen
 
 
@@ -21,5 +22,6 @@ class RedactSetting(Frozen):
     style: Literal["placeholder", "pseudonym"] = "pseudonym"
     spans: Literal["detected", "gold", "both"] = Field(
         "detected", description="what is sensitive: the detector's spans (train_detectors), gold spans, or both")
+    labels: list[EntityType] | None = protected_labels_field()
     placeholder: str = Field("[{label}]", pattern=r"\{label\}", description="placeholder format; {label} = type")
 

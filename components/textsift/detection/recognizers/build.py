@@ -1,0 +1,40 @@
+"""The recognizer set of params ``detection`` (METHODS.md §4.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textsift.corpus import Span
+from textsift.detection.params import DetectionParams
+from textsift.detection.recognizers.base import Detection, Recognizer
+from textsift.detection.recognizers.merge import analyze
+from textsift.detection.recognizers.model import ModelRecognizer
+from textsift.detection.recognizers.patterns import PatternRecognizer
+from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
+from textsift.models.detector import Detector
+
+
+def build_recognizers(params: DetectionParams, detector: Detector | None) -> list[Recognizer]:
+    """The recognizers ``params.recognizers`` names, in that order (``model`` needs ``detector``)."""
+    out: list[Recognizer] = []
+    for name in params.recognizers:
+        if name == "model":
+            if detector is None:
+                raise ValueError("detection.recognizers names model, but no trained detector was given")
+            out.append(ModelRecognizer(detector, params.batch_size))
+        elif name == "patterns":
+            out.append(PatternRecognizer())
+        else:
+            out.append(SpacyRecognizer(params.spacy_pipeline))
+    return out
+
+
+def run_recognizers(recognizers: Sequence[Recognizer], texts: Sequence[str], params: DetectionParams,
+                    labels: Sequence[str] | None = None) -> list[list[Detection]]:
+    """Every recognizer over ``texts``, each type at its threshold, merged with provenance."""
+    return analyze(recognizers, texts, params.threshold, params.thresholds, labels)
+
+
+def spans_of(detections: Sequence[Sequence[Detection]]) -> list[list[Span]]:
+    """The plain spans of merged detections (per text)."""
+    return [[d.span for d in doc] for doc in detections]

@@ -1,0 +1,29 @@
+"""The trained DPER detector as a recognizer (METHODS.md §4.1): its GlobalPointer confidences."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textsift.detection.recognizers.base import Detection
+from textsift.models.detector import Detector, detect_scored
+
+
+class ModelRecognizer:
+    """Spans of the trained detector, confidence the logistic of the span score (0.5 = trained threshold).
+
+    Args:
+        detector: a trained or loaded detector.
+        batch_size: windows per forward pass (default the detector's ``inference_batch_size``).
+    """
+
+    name = "model"
+
+    def __init__(self, detector: Detector, batch_size: int | None = None) -> None:
+        self.detector = detector
+        self.batch_size = batch_size
+        self.labels = tuple(detector.labels)
+
+    def analyze(self, texts: Sequence[str], min_score: float) -> list[list[Detection]]:
+        found = detect_scored(self.detector, texts, self.batch_size, min_confidence=min_score)
+        return [[Detection(s.start, s.end, s.label, score, self.name) for s, score in doc if score >= min_score]
+                for doc in found]

@@ -1,0 +1,27 @@
+"""The corpus-wide detections file: provenance kept, a setting keeps the types it protects (METHODS.md §4.1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+
+from textsift.corpus import Span
+from textsift.detection.recognizers.base import Detection
+from textsift.stages.detected_spans import DETECTED, detected_spans, read_detected, write_detected
+
+TEXTS = ["Ann Lee wrote to ann@example.org", "nothing here"]
+FOUND = [[Detection(0, 7, "PERSON", 0.31, "model"), Detection(17, 32, "EMAIL", 1.0, "model+patterns")], []]
+
+
+def test_a_setting_keeps_only_the_types_it_protects(tmp_path: Path) -> None:
+    write_detected(tmp_path / DETECTED, ["d1", "d2"], TEXTS, FOUND)
+    ctx = SimpleNamespace(path=lambda relative: tmp_path / relative)
+    corpus = pd.DataFrame({"doc_id": ["d2", "d1"], "text": TEXTS[::-1]})
+    assert detected_spans(ctx, corpus) == [[], [Span(0, 7, "PERSON"), Span(17, 32, "EMAIL")]]
+    assert detected_spans(ctx, corpus, ["EMAIL"]) == [[], [Span(17, 32, "EMAIL")]]
+    stored = read_detected(tmp_path / DETECTED)
+    (cells,) = [v for (doc, _), v in stored.items() if doc == "d1"]
+    assert [(d.source, round(d.score, 2)) for d in cells] == [("model", 0.31), ("model+patterns", 1.0)]
+    assert "Ann" not in (tmp_path / DETECTED).read_bytes().decode("latin-1")  # offsets only, no text

@@ -1,0 +1,90 @@
+"""The recognizer set: pattern recognizers with checksums, per-type thresholds, provenance (METHODS.md §4.1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from textsift.config import parse_params
+from textsift.detection.params import DetectionParams
+from textsift.detection.recognizers.base import Detection
+from textsift.detection.recognizers.build import build_recognizers, run_recognizers
+from textsift.detection.recognizers.merge import merge_detections
+from textsift.detection.recognizers.patterns import PatternRecognizer, find_patterns, iban_valid, luhn_valid
+from textsift.errors import ConfigError
+
+TEXT = ("Mail ann.lee@example.co.uk or see https://example.com/a?b=1. Call +44 20 7946 0958 or (555) 123-4567. "
+        "IBAN GB82 WEST 1234 5698 7654 32, card 4111 1111 1111 1111, born 12/03/1981 and on March 3rd, 2020; "
+        "ssn 123-45-6789, passport X12345678. In May we sold 15 items for 1234 dollars.")
+
+
+def _found(text: str) -> dict[str, str]:
+    return {text[d.start:d.end]: d.label for d in find_patterns(text)}
+
+
+def test_patterns_find_structured_personal_data_with_their_types() -> None:
+    assert _found(TEXT) == {
+        "ann.lee@example.co.uk": "EMAIL", "https://example.com/a?b=1": "URL", "+44 20 7946 0958": "PHONE",
+        "(555) 123-4567": "PHONE", "GB82 WEST 1234 5698 7654 32": "ID", "4111 1111 1111 1111": "ID",
+        "12/03/1981": "DATE", "March 3rd, 2020": "DATE", "123-45-6789": "ID", "X12345678": "ID",
+    }  # a bare month ("May"), counts and prices are not personal data
+
+
+def test_checksums_decide_cards_and_ibans() -> None:
+    assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
+    assert iban_valid("GB82 WEST 1234 5698 7654 32") and not iban_valid("GB83 WEST 1234 5698 7654 32")
+    assert _found("card 4111 1111 1111 1112 here") == {}  # 16 digits failing Luhn: not a card (nor a phone)
+    assert "ID" not in _found("iban GB83 WEST 1234 5698 7654 32").values()
+
+
+def test_an_email_domain_is_not_also_a_url_and_a_card_is_not_a_phone() -> None:
+    found = find_patterns("write to bo@www.example.org or pay with 4111-1111-1111-1111")
+    assert [d.label for d in found] == ["EMAIL", "ID"]
+    assert all(d.source == "patterns" for d in found)
+
+
+def test_per_type_thresholds_labels_and_provenance_when_merging() -> None:
+    model = [Detection(0, 4, "PERSON", 0.3, "model"), Detection(10, 20, "EMAIL", 0.9, "model"),
+             Detection(30, 35, "LOC", 0.3, "model")]
+    patterns = [Detection(10, 20, "EMAIL", 1.0, "patterns"), Detection(40, 45, "DATE", 0.6, "patterns")]
+    merged = merge_detections([model, patterns], default=0.5, thresholds={"PERSON": 0.2})
+    assert merged == [Detection(0, 4, "PERSON", 0.3, "model"), Detection(10, 20, "EMAIL", 1.0, "model+patterns"),
+                      Detection(40, 45, "DATE", 0.6, "patterns")]  # LOC 0.3 is under the default 0.5
+    only = merge_detections([model, patterns], default=0.5, thresholds={"PERSON": 0.2}, labels=["PERSON"])
+    assert [d.label for d in only] == ["PERSON"]
+
+
+def test_a_recognizer_set_without_the_model_runs_patterns_alone() -> None:
+    params = DetectionParams(recognizers=["patterns"], threshold=0.65)
+    (found,) = run_recognizers(build_recognizers(params, None), ["call 555 123 4567 on 12/03/1981"], params)
+    assert [(d.label, d.score) for d in found] == [("PHONE", 0.7)]  # the date (0.6) is under 0.65
+    with pytest.raises(ValueError, match="no trained detector"):
+        build_recognizers(DetectionParams(), None)
+    assert PatternRecognizer().analyze(["x@y.org"], 0.99)[0][0].label == "EMAIL"
+
+
+def test_detection_params_are_checked() -> None:
+    with pytest.raises(ConfigError, match="detection.threshold"):
+        parse_params({"detection": {"threshold": 0}})
+    with pytest.raises(ConfigError, match="detection.thresholds"):
+        parse_params({"detection": {"thresholds": {"PERSON": 1.5}}})
+    with pytest.raises(ConfigError, match="detection.recognizers"):
+        parse_params({"detection": {"recognizers": ["model", "model"]}})
+    with pytest.raises(ConfigError, match="detection.recognizers"):
+        parse_params({"detection": {"recognizers": ["presidio"]}})
+    with pytest.raises(ConfigError, match=r"privatize.settings.r.redact.labels"):
+        parse_params({"privatize": {"settings": {"r": {"kind": "redact", "labels": ["person"]}}}})
+    params = parse_params({"privatize": {"settings": {"r": {"kind": "redact", "labels": ["PERSON", "EMAIL"]}}}})
+    assert params.privatize.settings["r"].labels == ["PERSON", "EMAIL"]
+
+
+def test_spacy_recognizer_maps_types_when_installed() -> None:
+    spacy_ner = pytest.importorskip("textsift.detection.recognizers.spacy_ner")
+    pytest.importorskip("spacy")
+    try:
+        recognizer = spacy_ner.SpacyRecognizer()
+    except Exception as err:  # noqa: BLE001 - no pipeline package installed here
+        pytest.skip(f"no spaCy pipeline: {err}")
+    (found,) = recognizer.analyze(["Barack Obama visited Paris and Microsoft on 4 July 2015."], 0.5)
+    labels = {d.label for d in found}
+    assert "PERSON" in labels and "LOC" in labels and labels <= {"PERSON", "LOC", "ORG", "DATE"}
+    assert all(d.source == "spacy" and d.score == spacy_ner.SCORE for d in found)
