@@ -77,3 +77,35 @@ def test_btc_joins_training_and_its_test_split_never_trains(tmp_path: Path) -> N
     assert real_test_sets(params)["btc"] == read_btc(folder)["test"]
     relative = DetectorDataParams(synthetic_docs=0, btc_path="btc")
     assert real_test_sets(relative, root=tmp_path)["btc"] == read_btc(folder)["test"]
+
+
+def test_a_corpus_without_gold_spans_trains_on_silver_labels_of_its_training_split() -> None:
+    import pandas as pd
+
+    from textsift.detection.recognizers.patterns import PatternRecognizer
+
+    texts = [f"write to user{k}@example.org or call +1 (555) 010-{1000 + k}" for k in range(6)]
+    corpus = pd.DataFrame({"doc_id": [f"d{k}" for k in range(6)], "text": texts, "spans": [[]] * 6,
+                           "split": ["train", "train", "train", "train", "validation", "test"]})
+    params = DetectorDataParams(synthetic_docs=0)
+    data = build_detector_data(params, 3, corpus, teachers=[PatternRecognizer()])
+    assert [ex.text for ex in data.train] == texts[:4]  # only the training split is labelled and trained on
+    assert all(_strings(ex) == [(f"user{k}@example.org", "EMAIL"), (f"+1 (555) 010-{1000 + k}", "PHONE")]
+               for k, ex in enumerate(data.train))
+    assert data.test == () and data.metrics["silver.added_spans"] == 8.0
+    never = build_detector_data(params.model_copy(update={"silver": params.silver.model_copy(update={"use": "never"})}),
+                                3, corpus, teachers=[PatternRecognizer()])
+    assert never.train == ()
+
+
+def test_silver_teachers_never_override_gold_and_their_agreement_is_measured() -> None:
+    from textsift.detection.recognizers.patterns import PatternRecognizer
+    from textsift.detection.silver import silver_spans
+
+    texts = ["Ann at ann@example.org on 12/03/1981", "call 555 010 1234"]
+    gold = [[Span(0, 3, "PERSON"), Span(7, 22, "EMAIL")], []]
+    spans, metrics = silver_spans(texts, [PatternRecognizer()], 0.5, gold)
+    assert spans[0] == [Span(0, 3, "PERSON"), Span(7, 22, "EMAIL"), Span(26, 36, "DATE")]
+    assert spans[1] == [Span(5, 17, "PHONE")]
+    assert metrics["silver.added_spans"] == 2.0 and metrics["silver.patterns.spans"] == 3.0
+    assert 0 < metrics["silver.agreement.patterns_vs_gold.f1"] < 1  # EMAIL agrees, PERSON is not a pattern

@@ -12,11 +12,25 @@ from textsift.params_base import Frozen
 CORPUS_TO_DPER = {"CITY": "LOC", "COMPANY": "ORG", "SCHOOL": "ORG"}  # the demo corpus's labels
 
 
+class SilverParams(Frozen):
+    """Silver labels on the corpus's training split from offline teachers (``textsift.detection.silver``)."""
+
+    use: Literal["auto", "always", "never"] = Field(
+        "auto", description="auto: only when the corpus has no gold spans; always: also add teacher spans that "
+                            "overlap no gold span; never")
+    teachers: list[Literal["spacy", "patterns"]] = Field(
+        default_factory=lambda: ["spacy", "patterns"], min_length=1,
+        description="spacy (spaCy's English NER, an installed package), patterns (structured personal data)")
+    min_score: float = Field(0.5, gt=0, le=1, description="confidence a teacher's span needs")
+    max_docs: int | None = Field(None, ge=1, description="label at most the first N training documents (null: all)")
+
+
 class DetectorDataParams(Frozen):
     """Which sources make the DPER training data, how many synthetic sentences, and the splits."""
 
     synthetic_docs: int = Field(20_000, ge=0, le=5_000_000, description="synthetic sentences (0: none)")
     corpus_spans: bool = Field(True, description="use the corpus's gold spans, keeping its splits")
+    silver: SilverParams = Field(default_factory=SilverParams)
     corpus_labels: dict[str, str] = Field(
         default_factory=lambda: dict(CORPUS_TO_DPER),
         description="corpus span label -> detector label; labels not listed are kept as they are")

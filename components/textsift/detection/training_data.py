@@ -3,8 +3,9 @@
 Sources, each optional:
     corpus: the corpus's own gold spans (canonical frame: ``text``, ``split``, ``spans``; ``doc_id``
         names documents in errors). Its splits are kept: train -> train, validation -> validation,
-        test -> test, so a corpus test document is never trained on. A corpus without any span is
-        skipped (unlabelled text would teach "nothing here is personal").
+        test -> test, so a corpus test document is never trained on. A corpus without any span gets
+        silver labels on its training split from offline teachers (``silver``; unlabelled text
+        would teach "nothing here is personal"), or is skipped when there are none.
     synthetic: ``synthetic.generate`` sentences (PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID,
         URL, nested).
     WNUT-17: English social-media NER (``read_wnut17``). A folder keeps its own train/dev/test files.
@@ -20,15 +21,17 @@ whose text occurs in test, is dropped.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 import pandas as pd
 
 from textsift.corpus import SPLITS, Span, spans_to_python
-from textsift.detection.data_params import DetectorDataParams
+from textsift.detection.data_params import DetectorDataParams, SilverParams
 from textsift.detection.real_corpora import BTC_TO_DPER, drop_user_names, read_btc, read_conll_examples
+from textsift.detection.recognizers.base import Recognizer
+from textsift.detection.silver import silver_spans
 from textsift.detection.synthetic import ENTITY_TYPES, LabelledText, generate
 from textsift.errors import InputError
 from textsift.rng import stable_key
@@ -58,6 +61,7 @@ class DetectorData:
     label_set: tuple[str, ...] = ()
     annotated: dict[str, tuple[str, ...]] = field(default_factory=dict)
     dropped_duplicates: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Examples per split and source, e.g. ``{"train": {"synthetic": 16000, "corpus": 84}}``."""
@@ -172,7 +176,8 @@ def _wnut_mapping(choice: Literal["dper", "own"] | dict[str, str]) -> dict[str, 
 
 def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFrame | None = None,
                         wnut17: Mapping[str, Sequence[LabelledText]] | None = None,
-                        btc: Mapping[str, Sequence[LabelledText]] | None = None) -> DetectorData:
+                        btc: Mapping[str, Sequence[LabelledText]] | None = None,
+                        teachers: Sequence[Recognizer] | None = None) -> DetectorData:
     """Mix the sources into train/validation/test (pure: the caller reads the files).
 
     Args:
@@ -182,6 +187,8 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
         wnut17: ``read_wnut17(params.wnut17_path)``; ignored when ``params.wnut17_path`` is None.
             Training sentences with an unlabelled user name are left out (``drop_user_names``).
         btc: ``read_btc(params.btc_path)``; ignored when ``params.btc_path`` is None.
+        teachers: recognizers that label the corpus's training split (``params.silver``:
+            :mod:`textsift.detection.silver`); their agreement figures land in ``metrics``.
 
     Returns:
         The three splits (corpus, then synthetic, then WNUT-17, then BTC examples), sources and label set.
@@ -189,10 +196,15 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
     """
     rows: list[tuple[str, str, LabelledText]] = []  # (split, source, example)
     annotated: dict[str, tuple[str, ...]] = {}
+    metrics: dict[str, float] = {}
     if params.corpus_spans and corpus is not None:
         rows += [(split, "corpus", ex) for split, ex in corpus_examples(corpus, params.corpus_labels)]
         if rows:
             annotated["corpus"] = tuple(sorted({s.label for _, _, ex in rows for s in ex.spans}))
+        silver = params.silver
+        if teachers and (silver.use == "always" or (silver.use == "auto" and not rows)):
+            rows, metrics = _with_silver(rows, corpus, silver, teachers)
+            annotated["corpus"] = tuple(sorted({s.label for _, src, ex in rows if src == "corpus" for s in ex.spans}))
     if params.synthetic_docs:
         annotated["synthetic"] = ENTITY_TYPES
     for i, ex in enumerate(generate(params.synthetic_docs, seed)):
@@ -213,7 +225,21 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
         for part, examples in btc.items():
             rows += [(part, "btc", recase(ex, seed, f"btc/{part}/{k}", params.real_case_rate) if part == "train"
                       else ex) for k, ex in enumerate(examples)]
-    return _assemble(rows, params.max_chars, annotated)
+    return replace(_assemble(rows, params.max_chars, annotated), metrics=metrics)
+
+
+def _with_silver(rows: list[tuple[str, str, LabelledText]], corpus: pd.DataFrame, params: SilverParams,
+                 teachers: Sequence[Recognizer]) -> tuple[list[tuple[str, str, LabelledText]], dict[str, float]]:
+    """``rows`` with the corpus's training documents labelled by the teachers (gold spans kept and winning);
+    other corpus splits stay as they are (without gold they are left out: nothing to score against)."""
+    gold = {ex.text: ex for split, source, ex in rows if source == "corpus" and split == "train"}
+    train = [str(t) for t, split in zip(corpus["text"], corpus["split"], strict=True) if split == "train"]
+    train = train[: params.max_docs]
+    spans, metrics = silver_spans(train, teachers, params.min_score,
+                                  [list(gold[t].spans) if t in gold else [] for t in train] if gold else None)
+    labelled = [("train", "corpus", LabelledText(t, tuple(s))) for t, s in zip(train, spans, strict=True)]
+    kept = [r for r in rows if not (r[1] == "corpus" and r[0] == "train")]
+    return labelled + kept, metrics
 
 
 def recase(example: LabelledText, seed: int, example_id: str, rate: float) -> LabelledText:
@@ -267,11 +293,11 @@ def limited(splits: dict[str, tuple[LabelledText, ...]], limit: int | None) -> d
 
 
 def load_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFrame | None = None,
-                       root: Path | None = None) -> DetectorData:
+                       root: Path | None = None, teachers: Sequence[Recognizer] | None = None) -> DetectorData:
     """``build_detector_data`` with WNUT-17 and BTC read from their paths (relative to ``root``; for the stage)."""
     wnut = limited(read_wnut17(resolve(params.wnut17_path, root)), params.real_limit) if params.wnut17_path else None
     btc = limited(read_btc(resolve(params.btc_path, root)), params.real_limit) if params.btc_path else None
-    return build_detector_data(params, seed, corpus, wnut, btc)
+    return build_detector_data(params, seed, corpus, wnut, btc, teachers)
 
 
 def real_test_sets(params: DetectorDataParams, root: Path | None = None) -> dict[str, tuple[LabelledText, ...]]:

@@ -1,12 +1,14 @@
 """train_detectors: the DPER nested privacy-entity detector (METHODS.md §4.1), trained offline.
 
 Training data (``detectors.data``, ``textsift.detection.training_data``): seeded synthetic PII
-sentences, the corpus's gold spans (its own splits: the corpus test split never trains) and
-real annotated social-media text, WNUT-17 and the Broad Twitter Corpus (their test files never
-train: they are the real-text figures ``detector.real.<corpus>.*``). Trains the GlobalPointer
-detector (``detectors.model``) and, with ``detectors.compare_flat``, the flat BIO tagger on the
-same encoder and data (the paper's nested vs flat comparison); scores both on the held-out
-splits per source and per type. The detector goes to MLflow (artifact ``detector``); the DVC
+sentences, the corpus's gold spans (its own splits: the corpus test split never trains) or, for
+a corpus without them, silver labels on its training split from offline teachers (spaCy NER and
+the pattern recognizers, ``detectors.data.silver``; their agreement is logged), and real
+annotated social-media text, WNUT-17 and the Broad Twitter Corpus (their test files never train:
+they are the real-text figures ``detector.real.<corpus>.*``). Trains the GlobalPointer detector
+(``detectors.model``) and, with ``detectors.compare_flat``, the flat BIO tagger on the same
+encoder and data (the paper's nested vs flat comparison); scores both on the held-out splits per
+source and per type. The detector goes to MLflow (artifact ``detector``); the DVC
 output is the pointer ``models/detector.json`` (its sha256, the run's tag), as for the fill-in
 model; the ``detect`` stage runs it, with the other recognizers, over the corpus. The training
 data holds corpus text, so only counts, scores and the model are logged.
@@ -30,6 +32,8 @@ from textsift.artifacts import (
     write_pointer,
 )
 from textsift.corpus import read_corpus, write_json
+from textsift.detection.params import DetectionParams
+from textsift.detection.recognizers.build import build_recognizers
 from textsift.detection.scoring import detection_scores
 from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import DetectorData, load_detector_data
@@ -123,7 +127,11 @@ def run(ctx: StageContext) -> None:
     params, settings = ctx.params, ctx.params.detectors
     corpus = read_corpus(ctx.path(CORPUS))
     quality.check_corpus(corpus, name="train_detectors_input").raise_if_failed()
-    data = load_detector_data(settings.data, params.seed, corpus if settings.data.corpus_spans else None, ctx.root)
+    silver = settings.data.silver
+    teachers = (build_recognizers(DetectionParams(recognizers=list(silver.teachers)), None)
+                if silver.use != "never" else None)
+    data = load_detector_data(settings.data, params.seed, corpus if settings.data.corpus_spans else None, ctx.root,
+                              teachers)
     device = resolve_device(params.device)
     encoder = fill_in_folder(ctx.root, ctx.tracker) if settings.model.encoder == "fill_in" else None
     log.info("train_detectors: %d training examples, %d types, encoder %s, device %s", len(data.train),
@@ -131,7 +139,7 @@ def run(ctx: StageContext) -> None:
     trained = train_detector(data.train, settings.model, params.seed, device, labels=data.label_set,
                              encoder_folder=encoder)
     ctx.tracker.log_metric_steps(ctx.run_id, "train.epoch_loss", list(enumerate(trained.epoch_losses, start=1)))
-    metrics = {**_counts(data), **scores(trained.detector, data, "detector")}
+    metrics = {**_counts(data), **data.metrics, **scores(trained.detector, data, "detector")}
     if settings.compare_flat:
         flat = train_detector(data.train, settings.model.model_copy(update={"model": "flat"}), params.seed, device,
                               labels=data.label_set, encoder_folder=encoder)
