@@ -56,7 +56,7 @@ log = logging.getLogger("bench")
 SEED = 1234
 WNUT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wnut17"
 GOAL = 40_000  # chars/s on 2 CPU cores
-SENTENCE_CHARS, LONG_CHARS = 100, 5_000
+SENTENCE_CHARS, LONG_CHARS, LONG_DOC_CHARS = 100, 5_000, 20_000
 UNTRAINED_THRESHOLD = 100.0  # an untrained head scores half the cells > 0; a trained one decodes a few spans
 CONFIGS: dict[str, dict] = {
     "minilm_l1": {"encoder": "minilm", "encoder_layers": 1},
@@ -220,6 +220,31 @@ def trained_figures(args: argparse.Namespace, device: str, where: str, nlp) -> l
     out.append(Figure("detector.trained_chars_per_s", rate, "chars/s", where,
                       {**info, "threads": torch.get_num_threads(), "goal_chars_per_s": GOAL},
                       **_versus(rate, "spacy_en_core_web_sm", spacy_rate)))
+    return [*out, *long_document_figures(args, root, device, where)]
+
+
+def long_document_figures(args: argparse.Namespace, root: Path, device: str, where: str) -> list[Figure]:
+    """The shipped recognizer set on demo documents joined to 20,000+ characters: chars/s, and per type the
+    spans found in the long documents over those found in the same documents one by one (1.0: nothing lost
+    to windowing; windows cover any length, nothing is truncated)."""
+    from textsift.detect import detect as project_detect
+
+    docs = [r.text for r in generate_demo(DemoCorpusParams(n_docs=max(40, 60 * args.detector_long_docs)), SEED)]
+    groups: list[list[str]] = [[]]
+    for doc in docs:
+        if sum(len(d) + 1 for d in groups[-1]) >= LONG_DOC_CHARS:
+            groups.append([])
+        groups[-1].append(doc)
+    groups = [g for g in groups if sum(len(d) + 1 for d in g) >= LONG_DOC_CHARS][: max(1, args.detector_long_docs // 2)]
+    long_docs = [" ".join(g) for g in groups]
+    rate = chars_per_second(lambda x: project_detect(x, root=root, device=device), long_docs, args.detector_repeats)
+    info = {"docs": len(long_docs), "mean_chars": sum(map(len, long_docs)) / len(long_docs), "goal_chars_per_s": GOAL}
+    out = [Figure("detector.trained_long_docs_chars_per_s", rate, "chars/s", where, info)]
+    whole = [s.label for doc in project_detect(long_docs, root=root, device=device) for s in doc]
+    pieces = [s.label for doc in project_detect([d for g in groups for d in g], root=root, device=device) for s in doc]
+    for label in sorted(set(pieces)):
+        out.append(Figure(f"detector.long_docs.{label}.found_ratio", whole.count(label) / pieces.count(label), "ratio",
+                          where, {**info, "spans_in_pieces": pieces.count(label)}))
     return out
 
 
