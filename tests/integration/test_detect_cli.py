@@ -19,7 +19,8 @@ from tests.conftest import tiny_params
 from textsift.artifacts import DETECTOR_POINTER, detector_folder, read_pointer
 from textsift.cli import app
 from textsift.config import load_params
-from textsift.detect import detect
+from textsift.detect import detect, detect_detailed
+from textsift.detection.recognizers.build import build_recognizers, run_recognizers
 from textsift.models.detector import detect as model_detect
 from textsift.models.detector_io import load_detector
 from textsift.tracking import Tracker
@@ -49,10 +50,21 @@ def first_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"base": base, "root": root, "params": params, "source": source, "output": output, "result": result}
 
 
-def _model_spans(run: dict, texts: list[str]) -> list[list[dict]]:
+def _detector(run: dict):
     tracker = Tracker(load_params(run["params"]).tracking, run["root"])
-    detector = load_detector(detector_folder(run["root"], tracker))
-    return [[{"start": s.start, "end": s.end, "label": s.label} for s in doc] for doc in model_detect(detector, texts)]
+    return load_detector(detector_folder(run["root"], tracker))
+
+
+def _model_spans(run: dict, texts: list[str]) -> list[list[tuple]]:
+    """The trained model's own spans at its trained threshold (the recognizer set keeps them all)."""
+    return [[(s.start, s.end, s.label) for s in doc] for doc in model_detect(_detector(run), texts)]
+
+
+def _recognizer_spans(run: dict, texts: list[str]) -> list[list[tuple]]:
+    """The project's recognizer set (params ``detection``) built from the components directly."""
+    params = load_params(run["params"]).detection
+    found = run_recognizers(build_recognizers(params, _detector(run)), texts, params)
+    return [[(d.start, d.end, d.label, d.source) for d in doc] for doc in found]
 
 
 def test_detect_trains_the_missing_detector_and_writes_spans_per_record(first_run: dict) -> None:
@@ -61,7 +73,13 @@ def test_detect_trains_the_missing_detector_and_writes_spans_per_record(first_ru
     rows = pq.read_table(first_run["output"]).to_pylist()
     texts = [t for t in TEXTS if t]
     assert [r["id"] for r in rows] == [f"d{i}" for i, t in enumerate(TEXTS) if t]
-    assert [r["spans"] for r in rows] == _model_spans(first_run, texts)  # no text field by default
+    spans = [[(s["start"], s["end"], s["label"], s["source"]) for s in r["spans"]] for r in rows]
+    assert spans == _recognizer_spans(first_run, texts)
+    assert all(set(model) <= {s[:3] for s in doc} for model, doc in zip(_model_spans(first_run, texts), spans,
+                                                                         strict=True))
+    email = TEXTS[1].index("john.smith@example.com")
+    assert any(s[:3] == (email, email + 22, "EMAIL") and "patterns" in s[3] for s in spans[1])
+    assert all(0.5 <= s["score"] <= 1 and "text" not in s for r in rows for s in r["spans"])  # no text by default
     assert pq.read_table(first_run["output"].with_name("spans.parquet.rejects.parquet")).num_rows == 1
 
 
@@ -84,8 +102,8 @@ def test_with_text_jsonl_reuses_the_detector_and_spans_quote_the_input(first_run
 
 def test_library_detect_matches_the_model_and_keeps_empty_texts(first_run: dict) -> None:
     spans = detect(TEXTS, root=first_run["root"], params_path=first_run["params"])
-    as_dicts = [[{"start": s.start, "end": s.end, "label": s.label} for s in doc] for doc in spans]
-    assert as_dicts == _model_spans(first_run, TEXTS)
+    assert [[(s.start, s.end, s.label) for s in doc] for doc in spans] == [
+        [s[:3] for s in doc] for doc in _recognizer_spans(first_run, TEXTS)]
     assert spans[2] == []
     assert all(0 <= s.start < s.end <= len(TEXTS[4]) for s in spans[4])
     with pytest.raises(TypeError, match="sequence of texts"):
@@ -125,3 +143,22 @@ def test_interests_flag_adds_the_inferred_interest_and_evidence_offsets_never_te
     assert table.column("interest").to_pylist() == expected
     assert [i for i, _ in infer_interests(texts, first_run["root"], first_run["params"])] == expected
     assert f'"docs": {float(len(texts))}' in result.output and '"interests.' in result.output  # counts per interest
+
+
+def test_threshold_and_labels_apply_to_one_call_without_retraining(first_run: dict) -> None:
+    pointer = read_pointer(first_run["root"] / DETECTOR_POINTER)
+    output = first_run["base"] / "emails.jsonl"
+    result = CliRunner().invoke(app, ["detect", "--input", str(first_run["source"]), "--output", str(output),
+                                      "--params", str(first_run["params"]), "--root", str(first_run["root"]),
+                                      "--id-field", "id", "--threshold", "0.99", "--label", "EMAIL"])
+    assert result.exit_code == 0, result.output
+    assert read_pointer(first_run["root"] / DETECTOR_POINTER) == pointer  # not retrained
+    spans = [s for row in pd.read_json(output, lines=True).to_dict("records") for s in row["spans"]]
+    assert spans and all(s["label"] == "EMAIL" and s["score"] >= 0.99 for s in spans)
+    loose = detect_detailed(TEXTS, root=first_run["root"], params_path=first_run["params"], threshold=0.01)
+    strict = detect_detailed(TEXTS, root=first_run["root"], params_path=first_run["params"], threshold=0.9)
+    assert sum(map(len, loose)) > sum(map(len, strict))
+    bad = CliRunner().invoke(app, ["detect", "--input", str(first_run["source"]), "--output", str(output),
+                                   "--params", str(first_run["params"]), "--root", str(first_run["root"]),
+                                   "--threshold", "1.5"])
+    assert bad.exit_code == 2 and "threshold must be in (0, 1]" in bad.output

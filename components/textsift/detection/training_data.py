@@ -201,9 +201,8 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
         rows += [(split, "corpus", ex) for split, ex in corpus_examples(corpus, params.corpus_labels)]
         if rows:
             annotated["corpus"] = tuple(sorted({s.label for _, _, ex in rows for s in ex.spans}))
-        silver = params.silver
-        if teachers and (silver.use == "always" or (silver.use == "auto" and not rows)):
-            rows, metrics = _with_silver(rows, corpus, silver, teachers)
+        if teachers and silver_applies(params, corpus):
+            rows, metrics = _with_silver(rows, corpus, params.silver, teachers)
             annotated["corpus"] = tuple(sorted({s.label for _, src, ex in rows if src == "corpus" for s in ex.spans}))
     if params.synthetic_docs:
         annotated["synthetic"] = ENTITY_TYPES
@@ -226,6 +225,13 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
             rows += [(part, "btc", recase(ex, seed, f"btc/{part}/{k}", params.real_case_rate) if part == "train"
                       else ex) for k, ex in enumerate(examples)]
     return replace(_assemble(rows, params.max_chars, annotated), metrics=metrics)
+
+
+def silver_applies(params: DetectorDataParams, corpus: pd.DataFrame | None) -> bool:
+    """Whether teachers label the corpus: ``always``, or ``auto`` and the corpus has no gold span."""
+    if corpus is None or not params.corpus_spans or params.silver.use == "never":
+        return False
+    return params.silver.use == "always" or not any(len(cell) for cell in corpus["spans"])
 
 
 def _with_silver(rows: list[tuple[str, str, LabelledText]], corpus: pd.DataFrame, params: SilverParams,

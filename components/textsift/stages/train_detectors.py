@@ -36,7 +36,7 @@ from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.build import build_recognizers
 from textsift.detection.scoring import detection_scores
 from textsift.detection.synthetic import LabelledText
-from textsift.detection.training_data import DetectorData, load_detector_data
+from textsift.detection.training_data import DetectorData, load_detector_data, silver_applies
 from textsift.device import resolve_device
 from textsift.interests.io import save_interest_model
 from textsift.interests.synthetic import generate_posts
@@ -127,9 +127,8 @@ def run(ctx: StageContext) -> None:
     params, settings = ctx.params, ctx.params.detectors
     corpus = read_corpus(ctx.path(CORPUS))
     quality.check_corpus(corpus, name="train_detectors_input").raise_if_failed()
-    silver = settings.data.silver
-    teachers = (build_recognizers(DetectionParams(recognizers=list(silver.teachers)), None)
-                if silver.use != "never" else None)
+    teachers = (build_recognizers(DetectionParams(recognizers=list(settings.data.silver.teachers)), None)
+                if silver_applies(settings.data, corpus) else None)  # spaCy is loaded only when it teaches
     data = load_detector_data(settings.data, params.seed, corpus if settings.data.corpus_spans else None, ctx.root,
                               teachers)
     device = resolve_device(params.device)
