@@ -118,4 +118,19 @@ def figures(args: argparse.Namespace) -> list[Figure]:
                 out.append(Figure(f"detector.{where}.{key.replace('.', '_')}", s[key], unit, where_run, info))
             out.append(Figure(f"detector.{where}.chars_per_s", info["chars"] / seconds, "chars/s", where_run, info))
             out.append(Figure(f"detector.{where}.docs_per_s", len(texts) / seconds, "docs/s", where_run, info))
+            out.extend(casing_figures(run, texts, gold, where, where_run, info))
+    return out
+
+
+def casing_figures(run: Tool, texts: Sequence[str], gold: Sequence[Sequence[Span]], where: str, where_run: str,
+                   info: dict) -> list[Figure]:
+    """PERSON recall on the same texts in upper and in lower case (offsets unchanged; texts whose length
+    changes when re-cased are left out of both), the names a form or a chat writes without capitals."""
+    same = [k for k, t in enumerate(texts) if len(t.upper()) == len(t) == len(t.lower())]
+    out = []
+    for case, recase in (("upper", str.upper), ("lower", str.lower)):
+        found = run([recase(texts[k]) for k in same])
+        s = detection_scores([gold[k] for k in same], found, ("PERSON", "LOC", "ORG"))
+        out.append(Figure(f"detector.{where}.{case}_case.PERSON.overlap_recall", s["PERSON.overlap.recall"], "recall",
+                          where_run, {**info, "texts": len(same)}))
     return out

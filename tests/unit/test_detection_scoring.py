@@ -59,3 +59,15 @@ def test_the_report_table_puts_real_text_beside_the_corpus() -> None:
     assert list(zip(table["text"].str.split().str[0], table["type"], table["recall"], strict=True)) == [
         ("corpus", "LOC", 0.0), ("corpus", "PERSON", 1.0), ("Broad", "PERSON", 0.0)]
     assert detection_table({"spans": 1.0}).empty
+
+
+def test_the_report_says_which_detected_types_each_setting_protects() -> None:
+    from textsift.config import parse_params
+    from textsift.evaluation.detection_quality import protected_types_table
+
+    settings = parse_params({"privatize": {"settings": {
+        "red": {"kind": "redact", "labels": ["PERSON", "EMAIL"]}, "gold": {"kind": "redact", "spans": "gold"},
+        "ds": {"kind": "datasifter", "mask_detected": True}}}}).privatize.settings
+    table = protected_types_table(settings).set_index("setting")
+    assert table.loc["red", "types"] == "PERSON, EMAIL" and table.loc["ds", "types"] == "every type found"
+    assert not table.loc["gold", "protects_detected"] and table.loc["gold", "types"] == ""

@@ -39,3 +39,16 @@ def detection_table(metrics: Mapping[str, float]) -> pd.DataFrame:
                          "char_recall": metrics[f"{prefix}.char.recall"]})
     return pd.DataFrame(rows, columns=["text", "type", "support", "recall", "precision", "exact_recall",
                                        "char_precision", "char_recall"])
+
+
+def protected_types_table(settings: Mapping[str, object]) -> pd.DataFrame:
+    """Per privacy setting, whether it protects detected spans and which types (its ``labels``; all when
+    null), beside the leaks-by-type table: what each setting protects, and so what it costs."""
+    rows = []
+    for name, setting in settings.items():
+        detected = bool(getattr(setting, "mask_detected", False) or getattr(setting, "replace_detected", False)
+                        or getattr(setting, "spans", "gold") in ("detected", "both"))
+        labels = getattr(setting, "labels", None)
+        rows.append({"setting": name, "mechanism": getattr(setting, "kind", ""), "protects_detected": detected,
+                     "types": (", ".join(labels) if labels else "every type found") if detected else ""})
+    return pd.DataFrame(rows, columns=["setting", "mechanism", "protects_detected", "types"])

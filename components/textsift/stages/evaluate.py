@@ -43,7 +43,7 @@ from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
 from textsift.evaluation.bootstrap import utility_intervals
 from textsift.evaluation.detection_quality import CAVEAT as DETECTION_CAVEAT
-from textsift.evaluation.detection_quality import detection_table
+from textsift.evaluation.detection_quality import detection_table, protected_types_table
 from textsift.evaluation.frontier import INTERVAL_COLUMNS, frontier_rows, frontier_table, recommend
 from textsift.evaluation.leaks import ALL, leak_table
 from textsift.evaluation.plots import frontier_png
@@ -327,6 +327,7 @@ def write_frontier(
     def report(provenance: dict[str, str]) -> str:
         return render_report("textsift privacy-utility report", summary,
                              {"Frontier": table, "Leaks by span type (test split)": leaks,
+                              "Detected types each setting protects": protected_types_table(settings),
                               "Utility of every classifier and test set": utility,
                               "Noisy sentence embeddings (METHODS.md section 3)": embeddings,
                               **({"Detection on real text and on the corpus": detection}
