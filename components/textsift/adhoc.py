@@ -13,7 +13,6 @@ privatized file against its original with the pipeline's utility and leak metric
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import secrets
@@ -32,6 +31,7 @@ from textsift.readers import read_records
 from textsift.registry import StageInstance, get_stage
 from textsift.stages import StageContext, run_stage
 from textsift.stages.ingest import build_corpus, ingest_metrics
+from textsift.stages.privatize import ADAPTERS
 from textsift.tracking import Tracker
 from textsift.validation import check_reject_fraction, first_ids, validate_records
 
@@ -181,8 +181,7 @@ def privatize_file(
     ok = False
     try:
         log.info("privatizing %d records with %s (%s)", len(corpus), setting_name, setting.kind)
-        adapter = importlib.import_module(f"textsift.stages.privatize_{setting.kind}")
-        texts, metrics = adapter.privatize_texts(corpus, setting, ctx, seed)
+        texts, metrics = ADAPTERS[setting.kind].privatize_texts(corpus, setting, ctx, seed)
         write_output(corpus.assign(text=texts), output_path, source)
         metrics = {**metrics, **counts}
         tracker.log_metrics(run_id, metrics)

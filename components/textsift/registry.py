@@ -1,8 +1,9 @@
 """The stage DAG, defined once.
 
 ``dvc.yaml`` is rendered from this registry (``textsift dvc render``) and the Prefect flow
-walks the same list, so the two never drift. A stage's ``code`` lists the library files
-and folders it imports: editing them re-runs the stage under ``dvc repro``. A stage with
+walks the same list, so the two never drift. A stage's code deps are computed: the
+import closure of ``stages/<name>.py`` inside ``textsift`` (:mod:`textsift.code_deps`), so editing any
+module it can run re-runs the stage under ``dvc repro`` and the flow's cache. A stage with
 ``foreach`` fans out over the named entries of that params key (``privatize@<setting>``).
 
 Full product DAG (stages land with their issues):
@@ -14,17 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textsift.code_deps import stage_code
 from textsift.config import Params, select
 from textsift.errors import StageError
 
-LIB = "components/textsift"
 # embedding_dp keys the lrp_budgets fit reads; the settings, grid and attacker only matter downstream of it
 EMBEDDING_FIT_PARAMS = ("encoder", "max_length", "batch_size", "spans", "replace_labels", "filler", "sensitivity",
                         "relevance")
-COMMON_CODE = (
-    f"{LIB}/config.py", f"{LIB}/corpus.py", f"{LIB}/errors.py", f"{LIB}/rng.py",
-    f"{LIB}/tracking.py", f"{LIB}/locks.py", f"{LIB}/quality", f"{LIB}/stages/__init__.py",
-)
 
 
 @dataclass(frozen=True)
@@ -50,7 +47,6 @@ class Stage:
     summary: str
     upstream: tuple[str, ...] = ()
     deps: tuple[str, ...] = ()
-    code: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
     outs: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
@@ -61,7 +57,8 @@ class Stage:
 
     @property
     def all_code(self) -> tuple[str, ...]:
-        return (*COMMON_CODE, f"{LIB}/stages/{self.name}.py", *self.code)
+        """The library files the stage's module imports, transitively (:func:`textsift.code_deps.stage_code`)."""
+        return stage_code(self.name)
 
 
 @dataclass(frozen=True)
@@ -91,8 +88,6 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="ingest",
         summary="read, validate, normalize, de-duplicate and split the corpus",
-        code=(f"{LIB}/readers.py", f"{LIB}/normalize.py", f"{LIB}/validation.py", f"{LIB}/split.py",
-              f"{LIB}/demo.py", f"{LIB}/interests/synthetic.py", f"{LIB}/interests/lexicon.txt"),
         params=("seed", "ingest", "quality"),
         input_params=("ingest.source.path",),
         outs=("data/ingest/corpus.parquet", "data/ingest/rejects.parquet"),
@@ -103,8 +98,6 @@ STAGES: tuple[Stage, ...] = (
         summary="train the DPER nested privacy-entity detector (and the flat baseline) offline",
         upstream=("ingest",),
         deps=("data/ingest/corpus.parquet",),
-        code=(f"{LIB}/detection", f"{LIB}/models", f"{LIB}/interests", f"{LIB}/readers.py", f"{LIB}/artifacts.py",
-              f"{LIB}/device.py"),
         params=("seed", "device", "detectors", "tracking.log_models"),
         input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
         outs=("models/detector.json", "models/interests.json"),
@@ -116,8 +109,6 @@ STAGES: tuple[Stage, ...] = (
         summary="the recognizer set (model, patterns, optionally spaCy) over the corpus; its real-text figures",
         upstream=("ingest", "train_detectors"),
         deps=("data/ingest/corpus.parquet", "models/detector.json"),
-        code=(f"{LIB}/detection", f"{LIB}/models", f"{LIB}/stages/detected_spans.py", f"{LIB}/readers.py",
-              f"{LIB}/artifacts.py", f"{LIB}/device.py"),
         params=("device", "detection", "detectors.data.wnut17_path", "detectors.data.wnut17_labels",
                 "detectors.data.btc_path"),
         input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
@@ -130,7 +121,6 @@ STAGES: tuple[Stage, ...] = (
         summary="train the WordPiece tokenizer and masked LM of DataSifterText on the training split",
         upstream=("ingest",),
         deps=("data/ingest/corpus.parquet",),
-        code=(f"{LIB}/models", f"{LIB}/artifacts.py", f"{LIB}/device.py"),
         params=("seed", "device", "fill_in", "tracking.log_models"),
         outs=("models/fill_in.json",),
         metrics=("metrics/train_fill_in.json",),
@@ -141,8 +131,6 @@ STAGES: tuple[Stage, ...] = (
         summary="embeddings, seeded projection and Annoy index per embedding source; geometry experiments",
         upstream=("ingest", "train_fill_in"),
         deps=("data/ingest/corpus.parquet", "models/fill_in.json"),
-        code=(f"{LIB}/embeddings", f"{LIB}/indexes", f"{LIB}/mechanisms/metric_dp", f"{LIB}/evaluation/geometry.py",
-              f"{LIB}/evaluation/plots_geometry.py", f"{LIB}/tokenize.py", f"{LIB}/artifacts.py", f"{LIB}/device.py"),
         params=("seed", "device", "indexes.geometry"),
         outs=("data/indexes/{key}",),
         metrics=("metrics/build_indexes/{key}.json",),
@@ -154,11 +142,6 @@ STAGES: tuple[Stage, ...] = (
         summary="apply one named privacy setting to the corpus (DataSifterText, metric-DP or redact)",
         upstream=("ingest", "train_detectors", "detect", "train_fill_in", "build_indexes"),
         deps=("data/ingest/corpus.parquet", "data/detected/spans.parquet", "models/fill_in.json"),
-        code=(f"{LIB}/mechanisms", f"{LIB}/models", f"{LIB}/detection", f"{LIB}/indexes", f"{LIB}/embeddings",
-              f"{LIB}/tokenize.py",
-              f"{LIB}/evaluation/privacy.py", f"{LIB}/stages/privatize_datasifter.py",
-              f"{LIB}/stages/privatize_metric_dp.py", f"{LIB}/stages/privatize_redact.py",
-              f"{LIB}/stages/detected_spans.py", f"{LIB}/artifacts.py", f"{LIB}/device.py"),
         params=("seed", "device", "privatize.production", "detection"),
         outs=("data/privatized/{key}.parquet",),
         metrics=("metrics/privatize/{key}.json",),
@@ -170,10 +153,6 @@ STAGES: tuple[Stage, ...] = (
         summary="embed the corpus (task-irrelevant sensitive words filled); per-dimension sensitivity, LRP relevance",
         upstream=("ingest", "train_detectors", "detect", "train_fill_in"),
         deps=("data/ingest/corpus.parquet", "data/detected/spans.parquet", "models/fill_in.json"),
-        code=(f"{LIB}/budgets", f"{LIB}/detection", f"{LIB}/models", f"{LIB}/stages/detected_spans.py",
-              f"{LIB}/evaluation/utility.py",
-              f"{LIB}/embeddings/locate.py", f"{LIB}/mechanisms/protected_spans.py", f"{LIB}/tokenize.py",
-              f"{LIB}/artifacts.py", f"{LIB}/device.py"),
         params=("seed", "device", "detection", *(f"embedding_dp.{k}" for k in EMBEDDING_FIT_PARAMS)),
         outs=("data/lrp_budgets",),
         metrics=("metrics/lrp_budgets.json",),
@@ -184,8 +163,6 @@ STAGES: tuple[Stage, ...] = (
         summary="publish one set of noisy sentence embeddings: per-dimension budgets, Laplace noise, manifest",
         upstream=("lrp_budgets",),
         deps=("data/lrp_budgets",),
-        code=(f"{LIB}/budgets", f"{LIB}/evaluation/utility.py", f"{LIB}/stages/lrp_budgets.py",
-              f"{LIB}/embeddings/locate.py"),
         params=("seed", "privatize.production", "embedding_dp.encoder", "embedding_dp.relevance", "embedding_dp.grid"),
         outs=("data/embeddings/{key}.parquet", "data/embeddings/{key}.manifest.json"),
         metrics=("metrics/embedding_dp/{key}.json",),
@@ -197,11 +174,6 @@ STAGES: tuple[Stage, ...] = (
         upstream=("ingest", "train_detectors", "detect", "train_fill_in", "privatize", "embedding_dp"),
         deps=("data/ingest/corpus.parquet", "models/detector.json", "models/interests.json", "models/fill_in.json",
               "data/lrp_budgets", "metrics/detect.json"),
-        code=(f"{LIB}/evaluation", f"{LIB}/models", f"{LIB}/interests", f"{LIB}/budgets",
-              f"{LIB}/stages/evaluate_embeddings.py",
-              f"{LIB}/stages/embedding_dp.py", f"{LIB}/stages/lrp_budgets.py", f"{LIB}/embeddings/locate.py",
-              f"{LIB}/artifacts.py",
-              f"{LIB}/device.py"),
         params=("seed", "device", "evaluate", "report", "privatize.settings", "embedding_dp", "tracking.log_models",
                 "tracking.registered_model"),
         outs=("reports/evaluate/utility.csv", "reports/evaluate/frontier.csv", "reports/evaluate/frontier.png",

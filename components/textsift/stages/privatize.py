@@ -1,6 +1,6 @@
 """privatize@<setting>: apply one named privacy setting to the whole corpus.
 
-The mechanism is chosen by the setting's ``kind``; ``stages/privatize_<kind>.py`` loads what
+The mechanism is chosen by the setting's ``kind`` (``ADAPTERS``); ``stages/privatize_<kind>.py`` loads what
 that mechanism needs (models, indexes) and returns the privatized texts and its own metrics.
 This module does what every mechanism shares: seeds, the output corpus (same ids, labels and
 splits, row order kept: L* = L), the privacy metrics computed identically for every
@@ -12,7 +12,6 @@ The privatized corpus stays a DVC output; only aggregates go to MLflow.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import secrets
 import time
@@ -24,12 +23,14 @@ from textsift import quality
 from textsift.corpus import corpus_table, read_corpus, spans_to_python, write_table
 from textsift.errors import StageError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
-from textsift.stages import StageContext
+from textsift.stages import StageContext, privatize_datasifter, privatize_metric_dp, privatize_redact
 
 log = logging.getLogger("textsift")
 CORPUS = "data/ingest/corpus.parquet"
 OUTPUT = "data/privatized/{key}.parquet"
 METRICS = "metrics/privatize/{key}.json"
+# mechanism kind -> its adapter (imported by name, so the stage's computed code deps hold every mechanism)
+ADAPTERS = {"datasifter": privatize_datasifter, "metric_dp": privatize_metric_dp, "redact": privatize_redact}
 
 
 def privacy_metrics(original: pd.DataFrame, texts: list[str]) -> dict[str, float]:
@@ -55,7 +56,7 @@ def run(ctx: StageContext) -> None:
     corpus = read_corpus(ctx.path(CORPUS))
     quality.check_corpus(corpus, name="privatize_input").raise_if_failed()
     seed = secrets.randbits(63) if ctx.params.privatize.production else ctx.params.seed
-    adapter = importlib.import_module(f"textsift.stages.privatize_{setting.kind}")
+    adapter = ADAPTERS[setting.kind]
     started = time.perf_counter()
     texts, mechanism_metrics = adapter.privatize_texts(corpus, setting, ctx, seed)
     seconds = time.perf_counter() - started

@@ -1,0 +1,98 @@
+"""Each stage's code dependencies, computed: the import closure of its module inside ``textsift``.
+
+A stage's result depends on every library module its code can run, so ``dvc repro`` and the
+flow's stage cache must re-run it when any of them changes. Listing them by hand went stale
+(``privatize`` imported ``evaluation/geometry.py`` unlisted, so neither runner re-ran it after an
+edit there), so they are read off the source: every ``import``/``from ... import`` statement of a
+module, at any depth (function-level imports count), resolved to ``textsift`` modules, followed
+transitively; importing ``a.b.c`` also runs the packages ``a`` and ``a.b``. Data files shipped
+beside a module (``*.txt`` word lists, templates) belong to its package and count too.
+
+Orchestration modules (:data:`ORCHESTRATION`) decide *when* a stage runs and where its run is
+recorded, not *what* it writes: they are neither deps nor followed, so editing the registry does not
+re-run every stage.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+PACKAGE = "textsift"
+LIB = "components/textsift"
+ROOT = Path(__file__).resolve().parent  # the installed package folder: components/textsift
+ORCHESTRATION = frozenset({"textsift.registry", "textsift.stage_cache", "textsift.dvc_render", "textsift.datasets",
+                           "textsift.tracking", "textsift.locks", "textsift.telemetry", "textsift.code_deps"})
+DATA_SUFFIXES = (".txt", ".json", ".yaml", ".csv")
+
+
+def module_path(module: str) -> Path | None:
+    """The source file of a ``textsift`` module (a package's ``__init__.py``), or None if there is none."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    base = ROOT.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _parents(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[:k]) for k in range(1, len(parts))]
+
+
+@cache
+def imports_of(module: str) -> frozenset[str]:
+    """The ``textsift`` modules ``module``'s source imports anywhere in it (parents included)."""
+    path = module_path(module)
+    if path is None:
+        return frozenset()
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: from the module's package
+                package = module if is_package else module.rsplit(".", 1)[0]
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)  # a submodule, when it is one
+    known = {m for m in found if module_path(m) is not None}
+    return frozenset(known | {p for m in known for p in _parents(m)})
+
+
+def closure(module: str) -> frozenset[str]:
+    """``module``, its packages and every ``textsift`` module reachable by imports (orchestration not followed)."""
+    seen: set[str] = set()
+    todo = [module, *_parents(module)]
+    while todo:
+        current = todo.pop()
+        if current in seen or current in ORCHESTRATION or module_path(current) is None:
+            continue
+        seen.add(current)
+        todo.extend(imports_of(current))
+    return frozenset(seen)
+
+
+def _relative(path: Path) -> str:
+    return f"{LIB}/{path.relative_to(ROOT).as_posix()}"
+
+
+@cache
+def stage_code(stage: str) -> tuple[str, ...]:
+    """The files ``textsift.stages.<stage>`` depends on, relative to the repository root, sorted: the
+    import closure's sources and the data files in their packages' folders."""
+    files: set[str] = set()
+    for module in closure(f"{PACKAGE}.stages.{stage}"):
+        path = module_path(module)
+        assert path is not None
+        files.add(_relative(path))
+        files.update(_relative(p) for p in path.parent.iterdir() if p.suffix in DATA_SUFFIXES and p.is_file())
+    return tuple(sorted(files))

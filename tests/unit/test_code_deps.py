@@ -1,0 +1,60 @@
+"""Code deps computed from imports: what DVC and the flow's cache hash for a stage (ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from textsift.code_deps import closure, imports_of, stage_code
+from textsift.config import load_params
+from textsift.dvc_render import stage_deps
+from textsift.registry import STAGES, StageInstance, get_stage
+from textsift.stage_cache import input_digest
+from textsift.stages import _stage_params
+
+REPO = Path(__file__).resolve().parents[2]
+LIB = REPO / "components" / "textsift"
+
+
+def _module_of(path: str) -> str:
+    parts = Path(path).relative_to("components").with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_every_module_a_stage_imports_is_hashed_by_dvc_and_the_flow_cache() -> None:
+    params = load_params(REPO / "params.yaml")
+    for stage in STAGES:
+        deps = set(stage_deps(stage, params))
+        code = set(stage_code(stage.name))
+        assert code <= deps, (stage.name, sorted(code - deps))
+        for module in closure(f"textsift.stages.{stage.name}"):  # each import, transitively, as a file
+            assert any(_module_of(path) == module for path in code if path.endswith(".py")), module
+        assert not any(p.startswith("components/") for p in deps - code), stage.name  # nothing listed by hand
+
+
+def test_the_deps_that_were_missing_by_hand_are_found() -> None:
+    assert "components/textsift/evaluation/geometry.py" in stage_code("privatize")
+    assert "components/textsift/models/loading.py" in stage_code("build_indexes")
+    assert {"components/textsift/readers.py", "components/textsift/tokenize.py"} <= set(stage_code("train_detectors"))
+    assert "components/textsift/interests/lexicon.txt" in stage_code("ingest")  # data beside a module counts
+    assert "textsift.adhoc" in imports_of("textsift.cli")  # an import inside a function counts
+    assert not any("registry.py" in p or "stage_cache.py" in p for s in STAGES for p in stage_code(s.name))
+
+
+def test_editing_an_imported_module_changes_only_its_importers_cache_digests(tmp_path: Path) -> None:
+    shutil.copytree(LIB, tmp_path / "components" / "textsift", ignore=shutil.ignore_patterns("__pycache__"))
+    params = load_params(REPO / "params.yaml")
+
+    def digests() -> dict[str, str]:
+        out = {}
+        for name, key in (("privatize", "mdp_w2v_eps10"), ("ingest", None), ("train_fill_in", None)):
+            instance = StageInstance(get_stage(name), key)
+            out[name] = input_digest(instance, params, _stage_params(params, instance), tmp_path)
+        return out
+
+    before = digests()
+    geometry = tmp_path / "components/textsift/evaluation/geometry.py"
+    geometry.write_text(geometry.read_text() + "\n# edited\n")
+    after = digests()
+    assert after["privatize"] != before["privatize"]
+    assert after["ingest"] == before["ingest"] and after["train_fill_in"] == before["train_fill_in"]
