@@ -41,6 +41,7 @@ from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 from flows.notify import notify_failure  # noqa: E402
 from flows.run_summary import ARTIFACT_KEY, parent_run_name, summary_markdown  # noqa: E402
 from flows.temporary_api import start_temporary_api  # noqa: E402
+from textsift.catalog import path as catalog_path  # noqa: E402
 from textsift.config import Params, flatten, load_params  # noqa: E402
 from textsift.errors import ConfigError, TextsiftError  # noqa: E402
 from textsift.locks import check_no_run, project_run  # noqa: E402
@@ -220,9 +221,9 @@ def main(argv: list[str] | None = None) -> int:
           f"parent run {result['parent_run_id']})")
     print("  browse them: make mlflow-ui  ->  http://127.0.0.1:5000")
     print(f"Metrics: {root / 'metrics'}  (dvc metrics show)")
-    print(f"Utility table: {root / 'reports/evaluate/utility.csv'}")
-    print(f"Frontier: {root / 'reports/evaluate/frontier.csv'}")
-    print(f"Report: {root / 'reports/evaluate/report.html'}")
+    print(f"Utility table: {root / catalog_path('utility_table')}")
+    print(f"Frontier: {root / catalog_path('frontier')}")
+    print(f"Report: {root / catalog_path('report')}")
     return 0
 
 

@@ -13,11 +13,12 @@ import csv
 from datetime import datetime
 from pathlib import Path
 
+from textsift.catalog import path as catalog_path
 from textsift.config import SourceParams
 
 ARTIFACT_KEY = "textsift-pipeline"
-FRONTIER = "reports/evaluate/frontier.csv"
-REPORT = "reports/evaluate/report.html"
+FRONTIER = catalog_path("frontier")
+REPORT = catalog_path("report")
 FRONTIER_COLUMNS = ("setting", "mechanism", "utility", "utility_drop", "leak_rate", "attacker_recall", "pareto")
 
 

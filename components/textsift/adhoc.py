@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from textsift.artifacts import DETECTOR_POINTER, FILL_IN_POINTER
+from textsift.catalog import path as catalog_path
 from textsift.config import Params, Setting, SourceParams, load_params
 from textsift.corpus import atomic_path, spans_to_python, write_table
 from textsift.errors import ConfigError, InputError
@@ -115,7 +116,7 @@ def uses_detector(setting: Setting) -> bool:
 def ensure_resources(root: Path, params: Params, setting_name: str, params_path: Path) -> None:
     """Run the stages whose outputs the setting needs and that are missing, with ``params_path``."""
     setting = params.privatize.settings[setting_name]
-    needed: list[tuple[str, str | None, Path]] = [("ingest", None, root / "data/ingest/corpus.parquet")]
+    needed: list[tuple[str, str | None, Path]] = [("ingest", None, root / catalog_path("corpus"))]
     if uses_detector(setting):
         needed.append(("train_detectors", None, root / DETECTOR_POINTER))
     if setting.kind == "datasifter":
@@ -124,7 +125,7 @@ def ensure_resources(root: Path, params: Params, setting_name: str, params_path:
         source = params.indexes.sources[setting.index]
         if source.model_path == "fill_in":
             needed.append(("train_fill_in", None, root / FILL_IN_POINTER))
-        needed.append(("build_indexes", setting.index, root / f"data/indexes/{setting.index}"))
+        needed.append(("build_indexes", setting.index, root / catalog_path("index", setting.index)))
     for stage, key, output in needed:
         if not output.exists():
             log.info("%s is missing: running stage %s%s with %s", output.relative_to(root), stage,

@@ -16,15 +16,16 @@ import shutil
 from pathlib import Path
 from typing import Protocol
 
+from textsift.catalog import path as catalog_path
 from textsift.corpus import atomic_dir, write_json
 from textsift.errors import StageError
 from textsift.locks import STATE_DIR, exclusive
 
 SHA_TAG = "textsift.model_sha256"
 INTERESTS_SHA_TAG = f"{SHA_TAG}.interests"  # train_detectors' run logs two models: the second has its own tag
-FILL_IN_POINTER = "models/fill_in.json"  # the DVC output of train_fill_in
-DETECTOR_POINTER = "models/detector.json"  # the DVC output of train_detectors
-INTERESTS_POINTER = "models/interests.json"  # train_detectors' IPI interest model (``enabled: false`` when off)
+FILL_IN_POINTER = catalog_path("fill_in")  # the DVC output of train_fill_in
+DETECTOR_POINTER = catalog_path("detector")  # the DVC output of train_detectors
+INTERESTS_POINTER = catalog_path("interests")  # train_detectors' IPI interest model (``enabled: false`` when off)
 MODEL_CACHE = f"{STATE_DIR}/cache/models"  # models fetched from MLflow, one folder per digest
 
 

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from textsift.adhoc import check_output, load_file, rejects_path
 from textsift.artifacts import DETECTOR_POINTER, INTERESTS_POINTER, detector_folder, interests_folder, read_pointer
+from textsift.catalog import path as catalog_path
 from textsift.config import SourceParams, load_params
 from textsift.corpus import Span, atomic_path, write_table
 from textsift.detection.params import DetectionParams
@@ -40,7 +41,7 @@ from textsift.tracking import Tracker
 
 log = logging.getLogger("textsift")
 DETECT_OUTPUTS = ".jsonl, .jsonl.gz or .parquet"
-CORPUS = "data/ingest/corpus.parquet"
+CORPUS = catalog_path("corpus")
 
 
 def _ensure_detector(root: Path, params_path: Path) -> None:

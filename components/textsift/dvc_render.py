@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from textsift.catalog import artifact
 from textsift.config import Params, select
 from textsift.registry import STAGES, Stage, instances
 
@@ -25,13 +26,21 @@ def _input_files(stage: Stage, params: Params) -> list[str]:
     return files
 
 
+def read_paths(stage: Stage, params: Params) -> list[str]:
+    """The paths of what ``stage`` reads: each catalog artifact, a keyed one at every key params give it."""
+    out = []
+    for name in stage.reads:
+        entry = artifact(name)
+        if entry.keyed:
+            out += [entry.at(inst.key) for inst in instances(params) if inst.stage.name == entry.producer]
+        else:
+            out.append(entry.path)
+    return out
+
+
 def stage_deps(stage: Stage, params: Params) -> list[str]:
-    """Declared data deps, every output and metrics file of fanned-out upstream stages, inputs, code."""
-    fanned = [
-        path for inst in instances(params)
-        if inst.stage.name in stage.upstream and inst.stage.foreach for path in (*inst.outs, *inst.metrics)
-    ]
-    return sorted(dict.fromkeys([*stage.deps, *fanned, *_input_files(stage, params), *stage.all_code]))
+    """What the stage's result depends on: the artifacts it reads, its input files, its computed code deps."""
+    return sorted(dict.fromkeys([*read_paths(stage, params), *_input_files(stage, params), *stage.all_code]))
 
 
 def _stage_body(stage: Stage, params: Params, key_token: str | None) -> dict[str, Any]:

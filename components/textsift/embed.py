@@ -24,6 +24,7 @@ from textsift.adhoc import check_output, load_file, rejects_path
 from textsift.budgets.allocation import laplace_noise
 from textsift.budgets.sensitive_words import step_one
 from textsift.budgets.sentence_encoder import encode, load_sentence_encoder
+from textsift.catalog import path as catalog_path
 from textsift.config import Params, SourceParams, load_params
 from textsift.corpus import Span, write_table
 from textsift.detect import detect
@@ -31,22 +32,21 @@ from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
 from textsift.errors import ConfigError, InputError
 from textsift.stages import run_stage
-from textsift.stages.embedding_dp import MANIFEST
-from textsift.stages.lrp_budgets import OUT, vectors_table
+from textsift.stages.lrp_budgets import BUDGETS, vectors_table
 from textsift.tracking import Tracker
 
 log = logging.getLogger("textsift")
-PREREQUISITES = (("ingest", "data/ingest/corpus.parquet"), ("train_detectors", "models/detector.json"),
-                 ("train_fill_in", "models/fill_in.json"), ("lrp_budgets", f"{OUT}/budgets.npz"))
+PREREQUISITES = (("ingest", catalog_path("corpus")), ("train_detectors", catalog_path("detector")),
+                 ("train_fill_in", catalog_path("fill_in")), ("lrp_budgets", f"{catalog_path('budgets')}/{BUDGETS}"))
 
 
 def _ensure_fit(root: Path, params_path: Path, setting: str) -> dict:
     """The setting's manifest, running the stages that produce it when the project lacks them."""
-    for stage, output in (*PREREQUISITES, ("embedding_dp", MANIFEST.format(key=setting))):
+    for stage, output in (*PREREQUISITES, ("embedding_dp", catalog_path("embedding_manifest", setting))):
         if not (root / output).exists():
             log.info("%s is missing: running stage %s with %s", output, stage, params_path)
             run_stage(stage, root=root, params_path=params_path, key=setting if stage == "embedding_dp" else None)
-    return json.loads((root / MANIFEST.format(key=setting)).read_text(encoding="utf-8"))
+    return json.loads((root / catalog_path("embedding_manifest", setting)).read_text(encoding="utf-8"))
 
 
 def _setting(params: Params, setting: str) -> None:

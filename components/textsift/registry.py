@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textsift.catalog import artifact, written_by
+from textsift.catalog import path as catalog_path
 from textsift.code_deps import stage_code
 from textsift.config import Params, select
 from textsift.errors import StageError
@@ -37,23 +39,35 @@ class Plot:
 
 @dataclass(frozen=True)
 class Stage:
-    """One pipeline stage: what it reads, which params it uses, what it writes.
+    """One pipeline stage: the artifacts it reads, the params it uses; it writes its catalog entries.
 
-    Paths may contain ``{key}``, the fan-out key of a ``foreach`` stage. ``input_params``
-    are dotted params keys whose (non-null) values are input files the stage depends on.
+    ``reads`` names catalog artifacts (:mod:`textsift.catalog`): a keyed one (``privatized``) means
+    every instance of it. The upstream stages, DVC deps and outs and the flow cache's digests all
+    derive from ``reads``, the catalog and the computed code deps. ``input_params`` are dotted params
+    keys whose (non-null) values are input files the stage depends on.
     """
 
     name: str
     summary: str
-    upstream: tuple[str, ...] = ()
-    deps: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
-    outs: tuple[str, ...] = ()
-    metrics: tuple[str, ...] = ()
     gpu: bool = False
     foreach: str | None = None
     input_params: tuple[str, ...] = ()
     plots: tuple[Plot, ...] = ()
+
+    @property
+    def upstream(self) -> tuple[str, ...]:
+        """The stages that write what this stage reads."""
+        return tuple(dict.fromkeys(artifact(name).producer for name in self.reads))
+
+    @property
+    def outs(self) -> tuple[str, ...]:
+        return tuple(a.path for a in written_by(self.name) if not a.metrics)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(a.path for a in written_by(self.name) if a.metrics)
 
     @property
     def all_code(self) -> tuple[str, ...]:
@@ -90,99 +104,71 @@ STAGES: tuple[Stage, ...] = (
         summary="read, validate, normalize, de-duplicate and split the corpus",
         params=("seed", "ingest", "quality"),
         input_params=("ingest.source.path",),
-        outs=("data/ingest/corpus.parquet", "data/ingest/rejects.parquet"),
-        metrics=("metrics/ingest.json",),
     ),
     Stage(
         name="train_detectors",
         summary="train the DPER nested privacy-entity detector (and the flat baseline) offline",
-        upstream=("ingest",),
-        deps=("data/ingest/corpus.parquet",),
+        reads=("corpus",),
         params=("seed", "device", "detectors", "tracking.log_models"),
         input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
-        outs=("models/detector.json", "models/interests.json"),
-        metrics=("metrics/train_detectors.json",),
         gpu=True,
     ),
     Stage(
         name="detect",
         summary="the recognizer set (model, patterns, optionally spaCy) over the corpus; its real-text figures",
-        upstream=("ingest", "train_detectors"),
-        deps=("data/ingest/corpus.parquet", "models/detector.json"),
+        reads=("corpus", "detector"),
         params=("device", "detection", "detectors.data.wnut17_path", "detectors.data.wnut17_labels",
-                "detectors.data.btc_path"),
+                "detectors.data.btc_path", "detectors.data.corpus_labels"),
         input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
-        outs=("data/detected/spans.parquet",),
-        metrics=("metrics/detect.json",),
         gpu=True,
     ),
     Stage(
         name="train_fill_in",
         summary="train the WordPiece tokenizer and masked LM of DataSifterText on the training split",
-        upstream=("ingest",),
-        deps=("data/ingest/corpus.parquet",),
+        reads=("corpus",),
         params=("seed", "device", "fill_in", "tracking.log_models"),
-        outs=("models/fill_in.json",),
-        metrics=("metrics/train_fill_in.json",),
         gpu=True,
     ),
     Stage(
         name="build_indexes",
         summary="embeddings, seeded projection and Annoy index per embedding source; geometry experiments",
-        upstream=("ingest", "train_fill_in"),
-        deps=("data/ingest/corpus.parquet", "models/fill_in.json"),
-        params=("seed", "device", "indexes.geometry"),
-        outs=("data/indexes/{key}",),
-        metrics=("metrics/build_indexes/{key}.json",),
+        reads=("corpus", "fill_in"),
+        params=("seed", "device", "indexes.geometry", "privatize.production"),
         gpu=True,
         foreach="indexes.sources",
     ),
     Stage(
         name="privatize",
         summary="apply one named privacy setting to the corpus (DataSifterText, metric-DP or redact)",
-        upstream=("ingest", "train_detectors", "detect", "train_fill_in", "build_indexes"),
-        deps=("data/ingest/corpus.parquet", "data/detected/spans.parquet", "models/fill_in.json"),
-        params=("seed", "device", "privatize.production", "detection"),
-        outs=("data/privatized/{key}.parquet",),
-        metrics=("metrics/privatize/{key}.json",),
+        reads=("corpus", "detected", "fill_in", "index", "index_metrics"),
+        params=("seed", "device", "privatize.production", "detection", "indexes.geometry"),
         gpu=True,
         foreach="privatize.settings",
     ),
     Stage(
         name="lrp_budgets",
         summary="embed the corpus (task-irrelevant sensitive words filled); per-dimension sensitivity, LRP relevance",
-        upstream=("ingest", "train_detectors", "detect", "train_fill_in"),
-        deps=("data/ingest/corpus.parquet", "data/detected/spans.parquet", "models/fill_in.json"),
+        reads=("corpus", "detected", "fill_in"),
         params=("seed", "device", "detection", *(f"embedding_dp.{k}" for k in EMBEDDING_FIT_PARAMS)),
-        outs=("data/lrp_budgets",),
-        metrics=("metrics/lrp_budgets.json",),
         gpu=True,
     ),
     Stage(
         name="embedding_dp",
         summary="publish one set of noisy sentence embeddings: per-dimension budgets, Laplace noise, manifest",
-        upstream=("lrp_budgets",),
-        deps=("data/lrp_budgets",),
+        reads=("budgets",),
         params=("seed", "privatize.production", "embedding_dp.encoder", "embedding_dp.relevance", "embedding_dp.grid"),
-        outs=("data/embeddings/{key}.parquet", "data/embeddings/{key}.manifest.json"),
-        metrics=("metrics/embedding_dp/{key}.json",),
         foreach="embedding_dp.settings",
     ),
     Stage(
         name="evaluate",
         summary="utility of classifiers trained on each corpus: the privacy-utility frontier",
-        upstream=("ingest", "train_detectors", "detect", "train_fill_in", "privatize", "embedding_dp"),
-        deps=("data/ingest/corpus.parquet", "models/detector.json", "models/interests.json", "models/fill_in.json",
-              "data/lrp_budgets", "metrics/detect.json"),
+        reads=("corpus", "detector", "interests", "fill_in", "budgets", "detect_metrics", "privatized",
+               "privatize_metrics", "noisy_embeddings", "embedding_manifest", "embedding_dp_metrics"),
         params=("seed", "device", "evaluate", "report", "privatize.settings", "embedding_dp", "tracking.log_models",
                 "tracking.registered_model"),
-        outs=("reports/evaluate/utility.csv", "reports/evaluate/frontier.csv", "reports/evaluate/frontier.png",
-              "reports/evaluate/leaks.csv",
-              "reports/evaluate/embedding_dp.csv", "reports/evaluate/embedding_dp.png", "reports/evaluate/report.html"),
-        metrics=("metrics/evaluate.json", "metrics/evaluate_embeddings.json"),
-        plots=(Plot("reports/evaluate/frontier.csv", x="leak_rate", y="utility",
+        plots=(Plot(catalog_path("frontier"), x="leak_rate", y="utility",
                     title="Privacy-utility frontier (one point per setting)"),
-               Plot("reports/evaluate/embedding_dp.csv", x="epsilon_max", y="utility",
+               Plot(catalog_path("embedding_table"), x="epsilon_max", y="utility",
                     title="Noisy sentence embeddings: utility vs epsilon_max")),
     ),
 )

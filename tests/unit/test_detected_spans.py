@@ -7,9 +7,12 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from textsift.catalog import path as catalog_path
 from textsift.corpus import Span
 from textsift.detection.recognizers.base import Detection
-from textsift.stages.detected_spans import DETECTED, detected_spans, read_detected, write_detected
+from textsift.stages.detected_spans import detected_spans, read_detected, write_detected
+
+DETECTED = catalog_path("detected")
 
 TEXTS = ["Ann Lee wrote to ann@example.org", "nothing here"]
 FOUND = [[Detection(0, 7, "PERSON", 0.31, "model"), Detection(17, 32, "EMAIL", 1.0, "model+patterns")], []]
@@ -17,7 +20,7 @@ FOUND = [[Detection(0, 7, "PERSON", 0.31, "model"), Detection(17, 32, "EMAIL", 1
 
 def test_a_setting_keeps_only_the_types_it_protects(tmp_path: Path) -> None:
     write_detected(tmp_path / DETECTED, ["d1", "d2"], TEXTS, FOUND)
-    ctx = SimpleNamespace(path=lambda relative: tmp_path / relative)
+    ctx = SimpleNamespace(input=lambda name: tmp_path / catalog_path(name))
     corpus = pd.DataFrame({"doc_id": ["d2", "d1"], "text": TEXTS[::-1]})
     assert detected_spans(ctx, corpus) == [[], [Span(0, 7, "PERSON"), Span(17, 32, "EMAIL")]]
     assert detected_spans(ctx, corpus, ["EMAIL"]) == [[], [Span(17, 32, "EMAIL")]]

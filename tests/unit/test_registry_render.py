@@ -15,12 +15,8 @@ class FanOutParams(Params):
     settings: dict[str, int] = {"mdp_eps10": 10, "ds_default": 1}
 
 
-FAN = Stage(
-    name="privatize", summary="fan-out", upstream=("ingest",), deps=("data/ingest/corpus.parquet",),
-    params=("seed",), outs=("data/privatized/{key}.parquet",), metrics=("metrics/privatize/{key}.json",),
-    gpu=True, foreach="settings",
-)
-SINK = Stage(name="evaluate", summary="sink", upstream=("privatize",), outs=("reports/x.csv",))
+FAN = Stage(name="privatize", summary="fan-out", reads=("corpus",), params=("seed",), gpu=True, foreach="settings")
+SINK = Stage(name="evaluate", summary="sink", reads=("privatized", "privatize_metrics"))  # outs: the catalog's
 
 
 @pytest.fixture
@@ -38,7 +34,8 @@ def test_instances_expand_foreach_keys_in_sorted_order(fanned: FanOutParams) -> 
     assert [u.name for u in registry.upstream_instances(sink, fanned)] == [
         "privatize@ds_default", "privatize@mdp_eps10"]
     fan = registry.instances(fanned)[1]
-    assert fan.outs == ("data/privatized/ds_default.parquet",)
+    assert fan.outs == ("data/privatized/ds_default.parquet",)  # from the catalog
+    assert fan.metrics == ("metrics/privatize/ds_default.json",) and FAN.upstream == ("ingest",)
 
 
 def test_render_uses_dvc_foreach_and_sink_depends_on_every_instance(fanned: FanOutParams) -> None:

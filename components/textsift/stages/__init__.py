@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from textsift import stage_cache
+from textsift.catalog import artifact
+from textsift.catalog import path as catalog_path
 from textsift.config import Params, flatten, load_params, select
 from textsift.corpus import write_json
 from textsift.datasets import stage_datasets
+from textsift.errors import StageError
 from textsift.registry import StageInstance, get_stage
 from textsift.tracking import Tracker
 
@@ -45,10 +48,28 @@ class StageContext:
     def path(self, relative: str) -> Path:
         return self.root / relative
 
-    def write_metrics(self, relative: str, metrics: dict[str, float]) -> None:
-        """Write the stage's DVC metrics file: every metric except timings (``*_per_s``,
-        ``*seconds``), which vary run to run and would make ``dvc repro`` outputs differ."""
-        write_json({k: v for k, v in metrics.items() if not _is_timing(k)}, self.path(relative))
+    def input(self, name: str, key: str | None = None) -> Path:
+        """Where catalog artifact ``name`` is (a keyed one at ``key``); only what the stage declares it reads.
+
+        Raises:
+            StageError: the stage does not declare ``name`` in its ``reads`` (its DVC deps would miss it).
+        """
+        if name not in self.instance.stage.reads:
+            raise StageError(f"stage {self.instance.stage.name} reads {name!r}, which it does not declare "
+                             f"(registry reads: {', '.join(self.instance.stage.reads) or 'none'})")
+        return self.root / catalog_path(name, key)
+
+    def output(self, name: str) -> Path:
+        """Where this instance writes catalog artifact ``name`` (one the stage produces)."""
+        entry = artifact(name)
+        if entry.producer != self.instance.stage.name:
+            raise StageError(f"stage {self.instance.stage.name} cannot write {name!r}: {entry.producer} does")
+        return self.root / entry.at(self.instance.key)
+
+    def write_metrics(self, name: str, metrics: dict[str, float]) -> None:
+        """Write the stage's DVC metrics file (catalog artifact ``name``): every metric except timings
+        (``*_per_s``, ``*seconds``), which vary run to run and would make ``dvc repro`` outputs differ."""
+        write_json({k: v for k, v in metrics.items() if not _is_timing(k)}, self.output(name))
 
     def log_metrics(self, metrics: dict[str, float]) -> None:
         """Record aggregate metrics for this stage (sent to MLflow at the end, and now)."""

@@ -44,9 +44,6 @@ from textsift.indexes.vocabulary import (
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
-CORPUS = "data/ingest/corpus.parquet"
-OUTPUT = "data/indexes/{key}"
-METRICS = "metrics/build_indexes/{key}.json"
 PLOTS = "plots"
 
 
@@ -112,7 +109,7 @@ def run(ctx: StageContext) -> None:
     if name not in sources:
         raise StageError(f"build_indexes: no source {name!r} in indexes.sources ({', '.join(sources) or 'none'})")
     source, seed, started = sources[name], ctx.params.seed, time.perf_counter()
-    corpus = read_corpus(ctx.path(CORPUS))
+    corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="build_indexes_input").raise_if_failed()
     device = resolve_device(ctx.params.device)
     words, vectors, lowercase = index_items(ctx, name, corpus, device)
@@ -126,7 +123,7 @@ def run(ctx: StageContext) -> None:
     inputs = None if source.kind == "bert_contextual" else candidates
     manifest = index_manifest(name, source, items, None if ctx.params.privatize.production else seed, lowercase,
                               selection, inputs)
-    target = ctx.path(OUTPUT.format(key=name))
+    target = ctx.output("index")
     with atomic_dir(target) as tmp:
         save_index(tmp, items, manifest, source.n_trees, rng.stable_key(seed, "build_indexes.annoy", name), inputs)
         searcher = load_index(tmp).searcher("auto", device)
@@ -142,7 +139,7 @@ def run(ctx: StageContext) -> None:
     if inputs is not None:  # share of distinct corpus words that are perturbed rather than out of vocabulary
         metrics["index.input_vocab_size"] = float(len(inputs.words))
         metrics["index.corpus_coverage"] = _coverage(corpus, inputs.words, lowercase)
-    ctx.write_metrics(METRICS.format(key=name), metrics)
+    ctx.write_metrics("index_metrics", metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.log_artifact(ctx.run_id, target / MANIFEST, "index")
     for plot in sorted((target / PLOTS).iterdir()):

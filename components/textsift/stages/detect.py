@@ -25,11 +25,9 @@ from textsift.detection.recognizers.base import Detection
 from textsift.detection.scoring import detection_scores
 from textsift.detection.training_data import real_test_sets
 from textsift.stages import StageContext
-from textsift.stages.detected_spans import DETECTED, detect_corpus, write_detected
+from textsift.stages.detected_spans import detect_corpus, write_detected
 
 log = logging.getLogger("textsift")
-CORPUS = "data/ingest/corpus.parquet"
-METRICS = "metrics/detect.json"
 
 
 def span_counts(detections: Sequence[Sequence[Detection]]) -> dict[str, float]:
@@ -76,16 +74,16 @@ def corpus_figures(ctx: StageContext, corpus: pd.DataFrame, detections: Sequence
 
 def run(ctx: StageContext) -> None:
     """Detect over the corpus, write the spans, score the recognizer set on real text."""
-    corpus = read_corpus(ctx.path(CORPUS))
+    corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="detect_input").raise_if_failed()
     texts = corpus["text"].tolist()
     started = time.perf_counter()
     detections = detect_corpus(ctx, texts)
     seconds = time.perf_counter() - started
-    write_detected(ctx.path(DETECTED), corpus["doc_id"].tolist(), texts, detections)
+    write_detected(ctx.output("detected"), corpus["doc_id"].tolist(), texts, detections)
     metrics = {**span_counts(detections), "chars_per_s": sum(map(len, texts)) / max(seconds, 1e-9),
                **corpus_figures(ctx, corpus, detections), **real_text_figures(ctx)}
-    ctx.write_metrics(METRICS, metrics)
+    ctx.write_metrics("detect_metrics", metrics)
     ctx.log_metrics(metrics)
     log.info("detect: %d spans in %d documents (%s)", metrics["spans"], len(texts),
              ", ".join(ctx.params.detection.recognizers))

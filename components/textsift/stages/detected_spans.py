@@ -28,7 +28,6 @@ from textsift.models.detector_io import load_detector
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
-DETECTED = "data/detected/spans.parquet"
 DETECTION_TYPE = pa.struct([("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()),
                             ("score", pa.float32()), ("source", pa.string())])
 SCHEMA = pa.schema([("doc_id", pa.string()), ("text_digest", pa.string()), ("spans", pa.list_(DETECTION_TYPE))])
@@ -64,7 +63,7 @@ def detect_corpus(ctx: StageContext, texts: Sequence[str]) -> list[list[Detectio
 
 def detected_spans(ctx: StageContext, corpus: pd.DataFrame, labels: Sequence[str] | None = None) -> list[list[Span]]:
     """The detected spans of each document of ``corpus`` (row order), of ``labels`` only when given."""
-    path = ctx.path(DETECTED)
+    path = ctx.input("detected")
     stored = read_detected(path) if path.exists() else {}
     keys = [(d, _digest(t)) for d, t in zip(corpus["doc_id"], corpus["text"], strict=True)]
     missing = [i for i, key in enumerate(keys) if key not in stored]

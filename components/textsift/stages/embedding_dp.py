@@ -24,18 +24,15 @@ from textsift.budgets.publish import Split, choose_shape, epsilon_for, manifest,
 from textsift.corpus import write_json, write_table
 from textsift.errors import ConfigError
 from textsift.stages import StageContext
-from textsift.stages.lrp_budgets import BUDGETS, EMBEDDINGS, OUT, vectors_table
+from textsift.stages.lrp_budgets import BUDGETS, EMBEDDINGS, vectors_table
 
 log = logging.getLogger("textsift")
-PUBLISHED = "data/embeddings/{key}.parquet"
-MANIFEST = "data/embeddings/{key}.manifest.json"
-METRICS = "metrics/embedding_dp/{key}.json"
 GRID = "grid.csv"
 
 
 def read_basis(ctx: StageContext) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
     """The fit's rows (doc_id, split, label), their published-basis embeddings, Δf_d and relevance."""
-    folder = ctx.path(OUT)
+    folder = ctx.input("budgets")
     frame = pq.read_table(folder / EMBEDDINGS, columns=["doc_id", "split", "label", "embedding"]).to_pandas()
     x = np.stack(frame.pop("embedding").to_numpy()).astype(np.float32)
     with np.load(folder / BUDGETS) as budgets:
@@ -66,10 +63,10 @@ def run(ctx: StageContext) -> None:
     published = noisy(everything, sensitivity, epsilon_d)
     output = rows.assign(embedding=list(published))
     quality.check_embeddings(rows, output, x.shape[1], name=f"embedding_dp_{key}").raise_if_failed()
-    write_table(vectors_table(rows, {"embedding": published}), ctx.path(PUBLISHED.format(key=key)))
+    write_table(vectors_table(rows, {"embedding": published}), ctx.output("noisy_embeddings"))
     described = manifest(key, setting, shape, sensitivity, epsilon_d, ctx.params.embedding_dp.encoder, len(rows),
                          None if production else seed)
-    write_json(described, ctx.path(MANIFEST.format(key=key)))
+    write_json(described, ctx.output("embedding_manifest"))
     best = grid["score"].max()
     noise = published.astype(np.float64) - x
     metrics = {
@@ -80,11 +77,11 @@ def run(ctx: StageContext) -> None:
         **({"a": shape[0], "b": shape[1], "gamma": shape[2]} if shape else {}),
     }
     metrics = {k: v for k, v in metrics.items() if np.isfinite(v)}
-    ctx.write_metrics(METRICS.format(key=key), metrics)
+    ctx.write_metrics("embedding_dp_metrics", metrics)
     ctx.log_metrics(metrics)
     with tempfile.TemporaryDirectory() as tmp:
         grid.to_csv(Path(tmp) / GRID, index=False, float_format="%.6f")
         ctx.tracker.log_artifact(ctx.run_id, Path(tmp) / GRID, "embedding_dp")
-    ctx.tracker.log_artifact(ctx.run_id, ctx.path(MANIFEST.format(key=key)), "embedding_dp")
+    ctx.tracker.log_artifact(ctx.run_id, ctx.output("embedding_manifest"), "embedding_dp")
     log.info("embedding_dp@%s: %s allocation, epsilon_max %g, shape %s, validation %s %.3f", key,
              setting.allocation, setting.epsilon_max, shape, grid["metric"].iloc[0], best)

@@ -59,23 +59,10 @@ from textsift.models.detector_io import load_detector
 from textsift.rng import generator
 from textsift.stage_cache import content_digest
 from textsift.stages import StageContext
-from textsift.stages.evaluate_embeddings import PLOT as EMBEDDING_PLOT
-from textsift.stages.evaluate_embeddings import TABLE as EMBEDDING_TABLE
 from textsift.stages.evaluate_embeddings import evaluate_embeddings
 from textsift.tracking import git_commit
 
 log = logging.getLogger("textsift")
-CORPUS = "data/ingest/corpus.parquet"
-PRIVATIZED = "data/privatized/{key}.parquet"
-METRICS = "metrics/evaluate.json"
-EMBEDDING_METRICS = "metrics/evaluate_embeddings.json"
-DETECT_METRICS = "metrics/detect.json"
-TABLE = "reports/evaluate/utility.csv"
-FRONTIER = "reports/evaluate/frontier.csv"
-PLOT = "reports/evaluate/frontier.png"
-REPORT = "reports/evaluate/report.html"
-PRIVACY = "metrics/privatize/{key}.json"
-LEAKS = "reports/evaluate/leaks.csv"
 CLASSIFIER = "tfidf_logreg"
 EMBEDDING_COLUMNS = ("epsilon_max", *UTILITY_METRICS, "attack_success_all", "attack_success_kept",
                      "attack_success_filled")
@@ -129,7 +116,7 @@ def evaluate_setting(
 
 
 def run(ctx: StageContext) -> None:
-    corpus = read_corpus(ctx.path(CORPUS))
+    corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="evaluate_input").raise_if_failed()
     original_test = _split(corpus, "test")
     encoder = encoder_folder(ctx)
@@ -137,7 +124,7 @@ def run(ctx: StageContext) -> None:
     models["original"], rows = evaluate_setting("original", _split(corpus, "train"), {"original": original_test},
                                                 ctx, encoder)
     for key in sorted(ctx.params.privatize.settings):
-        privatized = read_corpus(ctx.path(PRIVATIZED.format(key=key)))
+        privatized = read_corpus(ctx.input("privatized", key))
         quality.check_privatized(corpus, privatized, name=f"evaluate_input_{key}").raise_if_failed()
         tests = {"privatized": _split(privatized, "test"), "original": original_test}
         models[key], setting_rows = evaluate_setting(key, _split(privatized, "train"), tests, ctx, encoder)
@@ -158,22 +145,22 @@ def run(ctx: StageContext) -> None:
     for _, row in utility[~utility["beats_majority"]].iterrows():
         log.warning("evaluate: %s on %s (tested on %s) does not beat the majority class (accuracy %.3f <= %.3f)",
                     row["classifier"], row["setting"], row["test_on"], row["accuracy"], row["majority_accuracy"])
-    with atomic_path(ctx.path(TABLE)) as tmp:
+    with atomic_path(ctx.output("utility_table")) as tmp:
         utility.to_csv(tmp, index=False, float_format="%.6f")
-    ctx.tracker.log_artifact(ctx.run_id, ctx.path(TABLE), "evaluate")
+    ctx.tracker.log_artifact(ctx.run_id, ctx.output("utility_table"), "evaluate")
     privacy = _privacy_metrics(ctx)
     for attacks in (attacker_metrics(ctx, corpus), interest_metrics(ctx, corpus)):
         for key, attack in attacks.items():
             privacy.setdefault(key, {}).update(attack)
             ctx.log_metrics({f"{key}.{name}": value for name, value in attack.items()})
     leaks = leak_breakdown(ctx, corpus)
-    with atomic_path(ctx.path(LEAKS)) as tmp:
+    with atomic_path(ctx.output("leaks")) as tmp:
         leaks.to_csv(tmp, index=False, float_format="%.6f")
     embeddings, embedding_metrics, embedding_png = evaluate_embeddings(ctx)
     ctx.log_metrics(embedding_metrics)
-    write_json(nested, ctx.path(METRICS))
+    write_json(nested, ctx.output("evaluate_metrics"))
     write_json({row["setting"]: {k: float(row[k]) for k in EMBEDDING_COLUMNS if not _isnan(row[k])}
-                for _, row in embeddings.iterrows()}, ctx.path(EMBEDDING_METRICS))
+                for _, row in embeddings.iterrows()}, ctx.output("evaluate_embeddings_metrics"))
     frontier = write_frontier(ctx, utility, privacy, leaks, embeddings, embedding_png)
     setting_runs = log_setting_runs(ctx, frontier, utility, privacy)
     if ctx.params.tracking.log_models:
@@ -200,7 +187,7 @@ def with_majority(utility: pd.DataFrame, test_labels: pd.Series) -> pd.DataFrame
 
 
 def _privacy_metrics(ctx: StageContext) -> dict[str, dict[str, float]]:
-    return {key: json.loads(ctx.path(PRIVACY.format(key=key)).read_text(encoding="utf-8"))
+    return {key: json.loads(ctx.input("privatize_metrics", key).read_text(encoding="utf-8"))
             for key in ctx.params.privatize.settings}
 
 
@@ -211,7 +198,7 @@ def attacker_metrics(ctx: StageContext, corpus: pd.DataFrame) -> dict[str, dict[
     originals, spans = test["text"].tolist(), [spans_to_python(s) for s in test["spans"]]
     outputs = {"original": originals}
     for key in sorted(ctx.params.privatize.settings):
-        outputs[key] = _split(read_corpus(ctx.path(PRIVATIZED.format(key=key))), "test")["text"].tolist()
+        outputs[key] = _split(read_corpus(ctx.input("privatized", key)), "test")["text"].tolist()
     return {key: {f"privacy.{name}": value
                   for name, value in attacker_recall(originals, spans, texts, detect(detector, texts)).items()}
             for key, texts in outputs.items()}
@@ -226,7 +213,7 @@ def leak_breakdown(ctx: StageContext, corpus: pd.DataFrame) -> pd.DataFrame:
     originals, spans = test["text"].tolist(), [spans_to_python(s) for s in test["spans"]]
     counts = {"original": leak_counts(originals, spans, originals)}
     for key in sorted(ctx.params.privatize.settings):
-        texts = _split(read_corpus(ctx.path(PRIVATIZED.format(key=key))), "test")["text"].tolist()
+        texts = _split(read_corpus(ctx.input("privatized", key)), "test")["text"].tolist()
         counts[key] = leak_counts(originals, spans, texts)
     options = ctx.params.evaluate.bootstrap
     return leak_table(counts, options.samples, options.level, ctx.params.seed)
@@ -263,7 +250,7 @@ def interest_metrics(ctx: StageContext, corpus: pd.DataFrame) -> dict[str, dict[
     original = infer_interests(model, test["text"].tolist(), ctx.params.evaluate.interest_attack)
     out = {"original": {f"privacy.{name}": value for name, value in interest_accuracy(truth, original).items()}}
     for key in sorted(ctx.params.privatize.settings):
-        texts = _split(read_corpus(ctx.path(PRIVATIZED.format(key=key))), "test")["text"].tolist()
+        texts = _split(read_corpus(ctx.input("privatized", key)), "test")["text"].tolist()
         inferred = infer_interests(model, texts, ctx.params.evaluate.interest_attack)
         scores = {**interest_leak(original, inferred), **interest_accuracy(truth, inferred)}
         out[key] = {f"privacy.{name}": value for name, value in scores.items()}
@@ -289,7 +276,7 @@ def _examples(ctx: StageContext) -> dict[str, list[str]]:
         return {}
     out = {}
     for key in sorted(ctx.params.privatize.settings):
-        privatized = read_corpus(ctx.path(PRIVATIZED.format(key=key)))
+        privatized = read_corpus(ctx.input("privatized", key))
         out[key] = list(_split(privatized, "test")["text"].head(n))
     return out
 
@@ -318,7 +305,7 @@ def write_frontier(
                f"percentile bootstrap over test documents ({ctx.params.evaluate.bootstrap.samples} resamples).",
                f"Recommended setting: {best}." if best else "No privatized setting is within the leak ceiling."]
     summary.append(EMBEDDING_NOTE)
-    detect_metrics = ctx.path(DETECT_METRICS)
+    detect_metrics = ctx.input("detect_metrics")
     detection = (detection_table(json.loads(detect_metrics.read_text(encoding="utf-8")))
                  if detect_metrics.exists() else None)
     if detection is not None and len(detection):
@@ -337,21 +324,21 @@ def write_frontier(
                              _examples(ctx), provenance)
 
     reproducible = reproducible_provenance(ctx)
-    with atomic_path(ctx.path(FRONTIER)) as tmp:
+    with atomic_path(ctx.output("frontier")) as tmp:
         table.to_csv(tmp, index=False, float_format="%.6f")
-    with atomic_path(ctx.path(PLOT)) as tmp:
+    with atomic_path(ctx.output("frontier_plot")) as tmp:
         tmp.write_bytes(png)
-    with atomic_path(ctx.path(REPORT)) as tmp:
+    with atomic_path(ctx.output("report")) as tmp:
         tmp.write_text(report(reproducible), encoding="utf-8")
     target = ctx.parent_run_id or ctx.run_id
     ctx.tracker.set_tags(target, {"textsift.recommended_setting": best or "none"})
     ctx.tracker.log_metrics(target, {f"frontier.{row['setting']}.{column}": float(row[column])
                                      for _, row in table.iterrows() for column in ("utility", "leak_rate")
                                      if not _isnan(row[column])})
-    for path in (FRONTIER, PLOT, LEAKS, EMBEDDING_TABLE, EMBEDDING_PLOT):
-        ctx.tracker.log_artifact(target, ctx.path(path), "frontier")
+    for name in ("frontier", "frontier_plot", "leaks", "embedding_table", "embedding_plot"):
+        ctx.tracker.log_artifact(target, ctx.output(name), "frontier")
     with tempfile.TemporaryDirectory() as folder:
-        logged = Path(folder) / Path(REPORT).name
+        logged = Path(folder) / ctx.output("report").name
         logged.write_text(report({**reproducible, **run_provenance(ctx, target)}), encoding="utf-8")
         ctx.tracker.log_artifact(target, logged, "frontier")
     return table
@@ -367,7 +354,7 @@ def leak_intervals(leaks: pd.DataFrame) -> dict[str, tuple[float, float]]:
 def reproducible_provenance(ctx: StageContext) -> dict[str, str]:
     """What the report was computed from, identical on every reproduction of the same inputs."""
     params = hashlib.sha256(json.dumps(flatten(ctx.params), sort_keys=True, default=str).encode()).hexdigest()
-    return {"corpus (data/ingest/corpus.parquet) sha256": content_digest(ctx.path(CORPUS)),
+    return {"corpus (data/ingest/corpus.parquet) sha256": content_digest(ctx.input("corpus")),
             "params sha256": params, "textsift version": _version("textsift")}
 
 

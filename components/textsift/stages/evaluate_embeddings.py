@@ -26,11 +26,8 @@ from textsift.evaluation.keyword_attack import targets as attack_targets
 from textsift.evaluation.plots import embedding_dp_png
 from textsift.evaluation.utility import UTILITY_METRICS, score_probabilities
 from textsift.stages import StageContext
-from textsift.stages.embedding_dp import MANIFEST, PUBLISHED
-from textsift.stages.lrp_budgets import EMBEDDINGS, OUT, WORD_SEP
+from textsift.stages.lrp_budgets import EMBEDDINGS, WORD_SEP
 
-TABLE = "reports/evaluate/embedding_dp.csv"
-PLOT = "reports/evaluate/embedding_dp.png"
 REFERENCES = ("original", "filled")
 
 
@@ -53,7 +50,7 @@ def _row(ctx: StageContext, name: str, x: np.ndarray, fit: pd.DataFrame, attack:
 def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, float], bytes]:
     """The table (references first), flat metrics ``embedding.<row>.<metric>`` and the plot, all written."""
     settings = ctx.params.embedding_dp.settings
-    fit = pq.read_table(ctx.path(OUT) / EMBEDDINGS).to_pandas()
+    fit = pq.read_table(ctx.input("budgets") / EMBEDDINGS).to_pandas()
     clean, basis = _matrix(fit, "clean"), _matrix(fit, "embedding")
     train = (fit["split"] == "train").to_numpy()
     options = ctx.params.embedding_dp
@@ -64,9 +61,9 @@ def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, floa
     rows = [{**_row(ctx, "original", clean, fit, attack), "allocation": "none"},
             {**_row(ctx, "filled", basis, fit, attack), "allocation": "none"}]
     for key in sorted(settings):
-        published = pq.read_table(ctx.path(PUBLISHED.format(key=key))).to_pandas()
+        published = pq.read_table(ctx.input("noisy_embeddings", key)).to_pandas()
         quality.check_embeddings(fit, published, basis.shape[1], name=f"evaluate_input_{key}").raise_if_failed()
-        described = json.loads(ctx.path(MANIFEST.format(key=key)).read_text(encoding="utf-8"))
+        described = json.loads(ctx.input("embedding_manifest", key).read_text(encoding="utf-8"))
         rows.append({**_row(ctx, key, _matrix(published, "embedding"), fit, attack),
                      **{k: described[k] for k in ("allocation", "epsilon_max", "a", "b", "gamma")}})
     metric = selection_metric(fit["label"][train].tolist())
@@ -82,9 +79,9 @@ def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, floa
                           ).raise_if_failed()
     png = embedding_dp_png(table[~table["setting"].isin(REFERENCES)], table[table["setting"].isin(REFERENCES)],
                            metric)
-    with atomic_path(ctx.path(TABLE)) as tmp:
+    with atomic_path(ctx.output("embedding_table")) as tmp:
         table.to_csv(tmp, index=False, float_format="%.6f")
-    with atomic_path(ctx.path(PLOT)) as tmp:
+    with atomic_path(ctx.output("embedding_plot")) as tmp:
         tmp.write_bytes(png)
     return table, flat, png
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from textsift import quality
+from textsift.catalog import path as catalog_path
 from textsift.config import IngestParams, Params
 from textsift.corpus import RawRecord, corpus_table, write_table
 from textsift.demo import generate_demo
@@ -24,9 +25,6 @@ from textsift.stages import StageContext
 from textsift.validation import REASONS, CleanRecord, check_reject_fraction, validate_records
 
 log = logging.getLogger("textsift")
-CORPUS = "data/ingest/corpus.parquet"
-REJECTS = "data/ingest/rejects.parquet"
-METRICS = "metrics/ingest.json"
 
 
 def source_records(params: Params, ctx: StageContext) -> Iterable[RawRecord]:
@@ -72,9 +70,9 @@ def ingest_metrics(frame: pd.DataFrame, total: int, reject_counts: dict[str, int
 def run(ctx: StageContext) -> None:
     params = ctx.params
     clean, rejects, total = validate_records(source_records(params, ctx), params.ingest)
-    write_table(rejects.to_table(), ctx.path(REJECTS))
+    write_table(rejects.to_table(), ctx.output("rejects"))
     counts = rejects.counts()
-    check_reject_fraction(rejects, total, params.ingest.max_reject_fraction, REJECTS)
+    check_reject_fraction(rejects, total, params.ingest.max_reject_fraction, catalog_path("rejects"))
     frame = build_corpus(clean, params.ingest, params.seed)
     split = params.ingest.split
     report = quality.check_corpus(
@@ -85,9 +83,9 @@ def run(ctx: StageContext) -> None:
         name="ingest_corpus",
     )
     report.raise_if_failed()
-    write_table(corpus_table(frame), ctx.path(CORPUS))
+    write_table(corpus_table(frame), ctx.output("corpus"))
     metrics = ingest_metrics(frame, total, counts)
     metrics.update(report.to_metrics())
-    ctx.write_metrics(METRICS, metrics)
+    ctx.write_metrics("ingest_metrics", metrics)
     ctx.log_metrics(metrics)
     log.info("ingest: %d accepted, %d rejected %s", len(frame), sum(counts.values()), counts)

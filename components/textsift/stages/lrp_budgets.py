@@ -38,11 +38,8 @@ from textsift.stages import StageContext
 from textsift.stages.detected_spans import detected_spans
 
 log = logging.getLogger("textsift")
-CORPUS = "data/ingest/corpus.parquet"
-OUT = "data/lrp_budgets"
 EMBEDDINGS = "embeddings.parquet"
 BUDGETS = "budgets.npz"
-METRICS = "metrics/lrp_budgets.json"
 WORD_SEP = "\x1f"  # "<label>\x1f<casefolded word>" in the sensitive_words column
 
 
@@ -80,7 +77,7 @@ def embeddings_table(corpus: pd.DataFrame, basis: np.ndarray, clean: np.ndarray,
 
 def run(ctx: StageContext) -> None:
     params, seed = ctx.params.embedding_dp, ctx.params.seed
-    corpus = read_corpus(ctx.path(CORPUS))
+    corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="lrp_budgets_input").raise_if_failed()
     spans = sensitive_spans(ctx, corpus)
     step1 = [step_one(t, s, params.replace_labels, params.filler)
@@ -128,7 +125,7 @@ def run(ctx: StageContext) -> None:
     for column in ("embedding", "clean"):
         quality.check_embeddings(corpus, frame, encoder.dim, column=column,
                                  name=f"lrp_budgets_{column}").raise_if_failed()
-    with atomic_dir(ctx.path(OUT)) as tmp:
+    with atomic_dir(ctx.output("budgets")) as tmp:
         write_table(table, tmp / EMBEDDINGS)
         np.savez(tmp / BUDGETS, sensitivity=delta, train_relevance=fit.train_relevance, relevance=published)
     metrics = {
@@ -145,8 +142,8 @@ def run(ctx: StageContext) -> None:
     }
     report = quality.check_metrics(metrics, name="lrp_budgets_metrics", unit_interval=("accuracy", "f1", "auc"))
     report.raise_if_failed()
-    ctx.write_metrics(METRICS, metrics)
+    ctx.write_metrics("lrp_budgets_metrics", metrics)
     ctx.log_metrics({**metrics, **report.to_metrics()})
-    ctx.tracker.log_artifact(ctx.run_id, ctx.path(OUT) / BUDGETS, "lrp_budgets")
+    ctx.tracker.log_artifact(ctx.run_id, ctx.output("budgets") / BUDGETS, "lrp_budgets")
     log.info("lrp_budgets: %d docs embedded (dim %d), Δf from %d words (mean %.4f), clean validation %s",
              len(corpus), encoder.dim, spreads.shape[0], delta.mean(), clean_scores)

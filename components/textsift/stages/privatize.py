@@ -26,9 +26,6 @@ from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.stages import StageContext, privatize_datasifter, privatize_metric_dp, privatize_redact
 
 log = logging.getLogger("textsift")
-CORPUS = "data/ingest/corpus.parquet"
-OUTPUT = "data/privatized/{key}.parquet"
-METRICS = "metrics/privatize/{key}.json"
 # mechanism kind -> its adapter (imported by name, so the stage's computed code deps hold every mechanism)
 ADAPTERS = {"datasifter": privatize_datasifter, "metric_dp": privatize_metric_dp, "redact": privatize_redact}
 
@@ -53,7 +50,7 @@ def run(ctx: StageContext) -> None:
     if key not in settings:
         raise StageError(f"privatize: no setting {key!r} in privatize.settings ({', '.join(settings) or 'none'})")
     setting = settings[key]
-    corpus = read_corpus(ctx.path(CORPUS))
+    corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="privatize_input").raise_if_failed()
     seed = secrets.randbits(63) if ctx.params.privatize.production else ctx.params.seed
     adapter = ADAPTERS[setting.kind]
@@ -67,8 +64,8 @@ def run(ctx: StageContext) -> None:
     metrics.update(privacy_metrics(corpus, texts))
     metrics.update({"privatize.docs_per_s": len(texts) / seconds if seconds else 0.0,
                     "privatize.seconds": seconds, **report.to_metrics()})
-    write_table(corpus_table(output), ctx.path(OUTPUT.format(key=key)))
-    ctx.write_metrics(METRICS.format(key=key), metrics)
+    write_table(corpus_table(output), ctx.output("privatized"))
+    ctx.write_metrics("privatize_metrics", metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.mechanism": setting.kind, "textsift.setting": key})
     log.info("privatize@%s: %d docs in %.1fs, %.1f%% tokens changed", key, len(texts), seconds,

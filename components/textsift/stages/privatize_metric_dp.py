@@ -34,7 +34,6 @@ from textsift.stages.detected_spans import detected_spans
 from textsift.tokenize import metric_dp_words
 
 log = logging.getLogger("textsift")
-INDEX = "data/indexes/{key}"
 SHARD_DOCS = 2000
 
 
@@ -52,7 +51,7 @@ def load_privatizer(
     setting: MetricDPSetting, ctx: StageContext, index: LoadedIndex | None = None
 ) -> MetricDPPrivatizer:
     """The privatizer of ``setting`` over its saved index (opened once per run, never per word)."""
-    index = index or load_index(ctx.path(INDEX.format(key=setting.index)))
+    index = index or load_index(ctx.input("index", setting.index))
     device = resolve_device(ctx.params.device)
     embedder = _embedder(index, setting, ctx, device)
     searcher = index.searcher(setting.search, device, setting.search_k)
@@ -72,7 +71,7 @@ def privatize_texts(
     ``tokens_per_s``, ``tokens``, ``epsilon`` (per token), ``beta`` (from the index) and the
     plausible-deniability summaries at this ε (``deniability.*``).
     """
-    index = load_index(ctx.path(INDEX.format(key=setting.index)))
+    index = load_index(ctx.input("index", setting.index))
     privatizer = load_privatizer(setting, ctx, index)
     texts = corpus["text"].tolist()
     doc_ids = corpus["doc_id"].astype(str).tolist()

@@ -24,8 +24,6 @@ from pathlib import Path
 
 from textsift import quality
 from textsift.artifacts import (
-    DETECTOR_POINTER,
-    INTERESTS_POINTER,
     INTERESTS_SHA_TAG,
     SHA_TAG,
     fill_in_folder,
@@ -49,8 +47,6 @@ from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
 REAL_SOURCES = {"btc": ("PERSON", "LOC", "ORG"), "wnut17": ("PERSON", "LOC", "ORG")}  # the types each annotates
-CORPUS = "data/ingest/corpus.parquet"
-METRICS = "metrics/train_detectors.json"
 ARTIFACT = "detector"
 INTERESTS_ARTIFACT = "interests"
 
@@ -97,7 +93,7 @@ def train_interests(ctx: StageContext, device: str) -> dict[str, float]:
     """
     params = ctx.params.detectors.interests
     if not params.enabled:
-        write_json({"name": INTERESTS_ARTIFACT, "enabled": False}, ctx.path(INTERESTS_POINTER))
+        write_json({"name": INTERESTS_ARTIFACT, "enabled": False}, ctx.output("interests"))
         return {}
     train = generate_posts(params.synthetic_train, "train", ctx.params.seed, params.none_rate)
     test = generate_posts(params.synthetic_test, "test", ctx.params.seed, params.none_rate)
@@ -116,7 +112,7 @@ def train_interests(ctx: StageContext, device: str) -> dict[str, float]:
         local = Path(tmp) / INTERESTS_ARTIFACT
         save_interest_model(im, local)
         ctx.tracker.log_dir(ctx.run_id, local, INTERESTS_ARTIFACT)
-        pointer = write_pointer(ctx.path(INTERESTS_POINTER), INTERESTS_ARTIFACT, INTERESTS_ARTIFACT, local)
+        pointer = write_pointer(ctx.output("interests"), INTERESTS_ARTIFACT, INTERESTS_ARTIFACT, local)
     ctx.tracker.set_tags(ctx.run_id, {INTERESTS_SHA_TAG: pointer["sha256"]})
     log.info("train_detectors: interest accuracy %.3f, ROUGE main %.3f on held-out posts",
              metrics["interests.test.interest_accuracy"], metrics["interests.test.main"])
@@ -125,7 +121,7 @@ def train_interests(ctx: StageContext, device: str) -> dict[str, float]:
 
 def run(ctx: StageContext) -> None:
     params, settings = ctx.params, ctx.params.detectors
-    corpus = read_corpus(ctx.path(CORPUS))
+    corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="train_detectors_input").raise_if_failed()
     teachers = (build_recognizers(DetectionParams(recognizers=list(settings.data.silver.teachers)), None)
                 if silver_applies(settings.data, corpus) else None)  # spaCy is loaded only when it teaches
@@ -147,10 +143,10 @@ def run(ctx: StageContext) -> None:
         local = Path(tmp) / ARTIFACT
         save_detector(trained.detector, local)
         ctx.tracker.log_dir(ctx.run_id, local, ARTIFACT)
-        pointer = write_pointer(ctx.path(DETECTOR_POINTER), ARTIFACT, ARTIFACT, local)
+        pointer = write_pointer(ctx.output("detector"), ARTIFACT, ARTIFACT, local)
     ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"]})
     metrics.update(train_interests(ctx, device))
-    ctx.write_metrics(METRICS, metrics)
+    ctx.write_metrics("train_detectors_metrics", metrics)
     ctx.log_metrics(metrics)
     log.info("train_detectors: test F1 %.3f (flat %s), PERSON recall %s", metrics.get("detector.test.f1", 0.0),
              f"{metrics['flat.test.f1']:.3f}" if "flat.test.f1" in metrics else "not trained",

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from textsift import quality
-from textsift.artifacts import FILL_IN_POINTER, SHA_TAG, write_pointer
+from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.corpus import read_corpus
 from textsift.device import resolve_device
 from textsift.models.fill_in import build_model, continue_from
@@ -26,14 +26,12 @@ from textsift.rng import torch_seed
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
-CORPUS = "data/ingest/corpus.parquet"
-METRICS = "metrics/train_fill_in.json"
 ARTIFACT = "fill_in"
 
 
 def run(ctx: StageContext) -> None:
     params, fill = ctx.params, ctx.params.fill_in
-    corpus = read_corpus(ctx.path(CORPUS))
+    corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="train_fill_in_input").raise_if_failed()
     texts = corpus.loc[corpus["split"] == "train", "text"].tolist()
     device = resolve_device(params.device)
@@ -49,7 +47,7 @@ def run(ctx: StageContext) -> None:
         local = Path(tmp) / ARTIFACT
         ctx.tracker.save_transformers_model(fm.model.to("cpu"), fm.tokenizer, local)
         ctx.tracker.log_dir(ctx.run_id, local, ARTIFACT)
-        pointer = write_pointer(ctx.path(FILL_IN_POINTER), ARTIFACT, ARTIFACT, local)
+        pointer = write_pointer(ctx.output("fill_in"), ARTIFACT, ARTIFACT, local)
     ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"]})
-    ctx.write_metrics(METRICS, metrics)
+    ctx.write_metrics("train_fill_in_metrics", metrics)
     ctx.log_metrics(metrics)
