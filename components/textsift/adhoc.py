@@ -21,16 +21,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from textsift.artifacts import DETECTOR_POINTER, FILL_IN_POINTER
-from textsift.catalog import path as catalog_path
-from textsift.config import Params, Setting, SourceParams, load_params
+from textsift.config import Params, SourceParams, load_params
 from textsift.corpus import atomic_path, spans_to_python, write_table
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.evaluation.utility import score, train_tfidf_logreg
+from textsift.prerequisites import ensure
 from textsift.readers import read_records
 from textsift.registry import StageInstance, get_stage
-from textsift.stages import StageContext, run_stage
+from textsift.stages import StageContext
 from textsift.stages.ingest import build_corpus, ingest_metrics
 from textsift.stages.privatize import ADAPTERS
 from textsift.tracking import Tracker
@@ -107,32 +106,6 @@ def read_file_corpus(path: Path, source: SourceParams, params: Params) -> pd.Dat
     return load_file(path, source, params)[0]
 
 
-def uses_detector(setting: Setting) -> bool:
-    """Whether a setting protects the detector's spans (so needs train_detectors)."""
-    return bool(getattr(setting, "mask_detected", False) or getattr(setting, "replace_detected", False)
-                or getattr(setting, "spans", "gold") != "gold")
-
-
-def ensure_resources(root: Path, params: Params, setting_name: str, params_path: Path) -> None:
-    """Run the stages whose outputs the setting needs and that are missing, with ``params_path``."""
-    setting = params.privatize.settings[setting_name]
-    needed: list[tuple[str, str | None, Path]] = [("ingest", None, root / catalog_path("corpus"))]
-    if uses_detector(setting):
-        needed.append(("train_detectors", None, root / DETECTOR_POINTER))
-    if setting.kind == "datasifter":
-        needed.append(("train_fill_in", None, root / FILL_IN_POINTER))
-    elif setting.kind == "metric_dp":
-        source = params.indexes.sources[setting.index]
-        if source.model_path == "fill_in":
-            needed.append(("train_fill_in", None, root / FILL_IN_POINTER))
-        needed.append(("build_indexes", setting.index, root / catalog_path("index", setting.index)))
-    for stage, key, output in needed:
-        if not output.exists():
-            log.info("%s is missing: running stage %s%s with %s", output.relative_to(root), stage,
-                     f"@{key}" if key else "", params_path)
-            run_stage(stage, root=root, params_path=params_path, key=key)
-
-
 def write_output(frame: pd.DataFrame, path: Path, source: SourceParams) -> None:
     """Write id, text, label and split under the input's field names, format from the suffix, atomically.
 
@@ -174,7 +147,7 @@ def privatize_file(
     check_output(output_path, input_path)
     log.info("reading %s", input_path.name)
     corpus, counts = load_file(input_path, source, params, rejects=rejects_path(output_path))
-    ensure_resources(root, params, setting_name, params_path)
+    ensure(root, params, params_path, setting.needs())
     tracker = Tracker(params.tracking, root)
     run_id = tracker.start_run(f"privatize-file@{setting_name}", tags={"textsift.stage": "privatize_file"})
     ctx = StageContext(root, params, StageInstance(get_stage("privatize"), setting_name), tracker, run_id)

@@ -24,7 +24,6 @@ import pyarrow as pa
 
 from textsift.adhoc import check_output, load_file, rejects_path
 from textsift.artifacts import DETECTOR_POINTER, INTERESTS_POINTER, detector_folder, interests_folder, read_pointer
-from textsift.catalog import path as catalog_path
 from textsift.config import SourceParams, load_params
 from textsift.corpus import Span, atomic_path, write_table
 from textsift.detection.params import DetectionParams
@@ -36,20 +35,11 @@ from textsift.interests.io import load_interest_model
 from textsift.interests.training import InterestModel, infer
 from textsift.models.detector import Detector
 from textsift.models.detector_io import load_detector
-from textsift.stages import run_stage
+from textsift.prerequisites import ensure
 from textsift.tracking import Tracker
 
 log = logging.getLogger("textsift")
 DETECT_OUTPUTS = ".jsonl, .jsonl.gz or .parquet"
-CORPUS = catalog_path("corpus")
-
-
-def _ensure_detector(root: Path, params_path: Path) -> None:
-    """Train the project's detector (and the corpus it needs) when it has none yet."""
-    for stage, output in (("ingest", CORPUS), ("train_detectors", DETECTOR_POINTER)):
-        if not (root / output).exists():
-            log.info("%s is missing: running stage %s with %s", output, stage, params_path)
-            run_stage(stage, root=root, params_path=params_path)
 
 
 @lru_cache(maxsize=4)
@@ -60,7 +50,7 @@ def _loaded(root: Path, params_path: Path, sha256: str, device: str) -> Detector
 
 
 def _project_detector(root: Path, params_path: Path, device: str | None) -> Detector:
-    _ensure_detector(root, params_path)
+    ensure(root, load_params(params_path), params_path, [("detector", None)])
     sha256 = read_pointer(root / DETECTOR_POINTER)["sha256"]
     return _loaded(root, params_path, sha256, resolve_device(device or load_params(params_path).device))
 
@@ -132,8 +122,8 @@ def infer_interests(
     ``evaluate.interest_attack.min_evidence_overlap``). The evidence is generated (lower-cased words of the text)."""
     root = Path(root).resolve()
     params_file = Path(params_path).resolve() if params_path else root / "params.yaml"
-    _ensure_detector(root, params_file)
     params = load_params(params_file)
+    ensure(root, params, params_file, [("interests", None)])
     sha256 = str(read_pointer(root / INTERESTS_POINTER).get("sha256"))
     model = _loaded_interests(root, params_file, sha256, resolve_device(device or params.device))
     return infer(model, list(texts), params.evaluate.interest_attack.min_evidence_overlap)

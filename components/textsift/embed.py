@@ -31,21 +31,14 @@ from textsift.detect import detect
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
 from textsift.errors import ConfigError, InputError
-from textsift.stages import run_stage
-from textsift.stages.lrp_budgets import BUDGETS, vectors_table
+from textsift.prerequisites import ensure
+from textsift.stages.lrp_budgets import vectors_table
 from textsift.tracking import Tracker
 
 log = logging.getLogger("textsift")
-PREREQUISITES = (("ingest", catalog_path("corpus")), ("train_detectors", catalog_path("detector")),
-                 ("train_fill_in", catalog_path("fill_in")), ("lrp_budgets", f"{catalog_path('budgets')}/{BUDGETS}"))
-
-
-def _ensure_fit(root: Path, params_path: Path, setting: str) -> dict:
+def _ensure_fit(root: Path, params: Params, params_path: Path, setting: str) -> dict:
     """The setting's manifest, running the stages that produce it when the project lacks them."""
-    for stage, output in (*PREREQUISITES, ("embedding_dp", catalog_path("embedding_manifest", setting))):
-        if not (root / output).exists():
-            log.info("%s is missing: running stage %s with %s", output, stage, params_path)
-            run_stage(stage, root=root, params_path=params_path, key=setting if stage == "embedding_dp" else None)
+    ensure(root, params, params_path, [("embedding_manifest", setting)])
     return json.loads((root / catalog_path("embedding_manifest", setting)).read_text(encoding="utf-8"))
 
 
@@ -80,7 +73,7 @@ def embed(texts: Sequence[str], doc_ids: Sequence[str], setting: str, root: str 
     _setting(params, setting)
     if len(texts) != len(doc_ids) or len(set(doc_ids)) != len(doc_ids):
         raise InputError(f"embed() needs one unique id per text ({len(texts)} texts, {len(set(doc_ids))} ids)")
-    manifest = _ensure_fit(root, params_file, setting)
+    manifest = _ensure_fit(root, params, params_file, setting)
     found = list(spans) if spans is not None else detect(texts, root, params_file, device)
     options = params.embedding_dp
     filled = [step_one(t, s, options.replace_labels, options.filler)[0] for t, s in zip(texts, found, strict=True)]

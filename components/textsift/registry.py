@@ -13,6 +13,7 @@ detect, train_fill_in -> lrp_budgets -> embedding_dp@setting -> evaluate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textsift.catalog import artifact, written_by
@@ -55,6 +56,7 @@ class Stage:
     foreach: str | None = None
     input_params: tuple[str, ...] = ()
     plots: tuple[Plot, ...] = ()
+    unneeded: Callable[[Params, str | None], tuple[str, ...]] | None = None  # reads an instance can do without
 
     @property
     def upstream(self) -> tuple[str, ...]:
@@ -68,6 +70,12 @@ class Stage:
     @property
     def metrics(self) -> tuple[str, ...]:
         return tuple(a.path for a in written_by(self.name) if a.metrics)
+
+    def instance_needs(self, params: Params, key: str | None = None) -> tuple[tuple[str, str | None], ...]:
+        """What one instance needs to run ad hoc (:mod:`textsift.prerequisites`): its non-keyed reads,
+        narrowed where the instance's params say so (an index built without the fill-in model)."""
+        skipped = self.unneeded(params, key) if self.unneeded is not None else ()
+        return tuple((name, None) for name in self.reads if not artifact(name).keyed and name not in skipped)
 
     @property
     def all_code(self) -> tuple[str, ...]:
@@ -136,6 +144,7 @@ STAGES: tuple[Stage, ...] = (
         params=("seed", "device", "indexes.geometry", "privatize.production"),
         gpu=True,
         foreach="indexes.sources",
+        unneeded=lambda params, key: () if params.indexes.sources[key].model_path == "fill_in" else ("fill_in",),
     ),
     Stage(
         name="privatize",

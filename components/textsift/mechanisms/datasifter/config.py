@@ -54,3 +54,8 @@ class DataSifterSetting(Frozen):
         if self.replacement == "rake_index" and self.q != 1:
             raise ValueError("replacement 'rake_index' swaps from the top keyphrase on: q must be 1")
         return self
+
+    def needs(self) -> tuple[tuple[str, str | None], ...]:
+        """The catalog artifacts (name, key) this setting needs to privatize text (textsift.catalog)."""
+        needs = [("corpus", None), ("fill_in", None)]
+        return (*needs, ("detector", None)) if self.mask_detected else tuple(needs)

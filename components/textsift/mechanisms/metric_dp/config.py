@@ -32,3 +32,8 @@ class MetricDPSetting(Frozen):
     )
     search_k: int = Field(-1, description="Annoy search_k (-1: n_trees * k, Annoy's default)")
     batch_size: int = Field(4096, ge=1, description="token occurrences per noise/query batch")
+
+    def needs(self) -> tuple[tuple[str, str | None], ...]:
+        """The catalog artifacts (name, key) this setting needs to privatize text (textsift.catalog)."""
+        needs = [("corpus", None), ("index", self.index)]
+        return (*needs, ("detector", None)) if self.replace_detected else tuple(needs)

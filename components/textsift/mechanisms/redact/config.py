@@ -25,3 +25,6 @@ class RedactSetting(Frozen):
     labels: list[EntityType] | None = protected_labels_field()
     placeholder: str = Field("[{label}]", pattern=r"\{label\}", description="placeholder format; {label} = type")
 
+    def needs(self) -> tuple[tuple[str, str | None], ...]:
+        """The catalog artifacts (name, key) this setting needs to privatize text (textsift.catalog)."""
+        return (("corpus", None),) if self.spans == "gold" else (("corpus", None), ("detector", None))

@@ -1,0 +1,43 @@
+"""Ad-hoc commands build what they need from the catalog and the registry, producers first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textsift.catalog import path
+from textsift.config import parse_params
+from textsift.prerequisites import missing
+
+PARAMS = parse_params({
+    "indexes": {"sources": {"w2v": {"kind": "word2vec"}, "bert": {"kind": "bert_static", "model_path": "fill_in"}}},
+    "privatize": {"settings": {
+        "mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 10, "replace_detected": True},
+        "mdp_bert": {"kind": "metric_dp", "index": "bert", "epsilon": 10},
+        "ds": {"kind": "datasifter"}, "red_gold": {"kind": "redact", "spans": "gold"}}},
+    "embedding_dp": {"settings": {"lrp": {"allocation": "lrp", "epsilon_max": 100}}},
+})
+
+
+def _needs(setting: str) -> tuple:
+    return PARAMS.privatize.settings[setting].needs()
+
+
+def test_a_setting_builds_only_what_it_needs_producers_first(tmp_path: Path) -> None:
+    assert missing(tmp_path, PARAMS, _needs("mdp")) == [("ingest", None), ("build_indexes", "w2v"),
+                                                       ("train_detectors", None)]  # a word2vec index: no fill-in
+    assert missing(tmp_path, PARAMS, _needs("mdp_bert")) == [("ingest", None), ("train_fill_in", None),
+                                                            ("build_indexes", "bert")]
+    assert missing(tmp_path, PARAMS, _needs("ds")) == [("ingest", None), ("train_fill_in", None)]
+    assert missing(tmp_path, PARAMS, _needs("red_gold")) == [("ingest", None)]
+
+
+def test_what_exists_is_not_rebuilt(tmp_path: Path) -> None:
+    for name in ("corpus", "detector"):
+        (tmp_path / path(name)).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path(name)).write_text("{}")
+    assert missing(tmp_path, PARAMS, _needs("mdp")) == [("build_indexes", "w2v")]
+
+
+def test_noisy_embeddings_need_the_fit_and_everything_it_reads(tmp_path: Path) -> None:
+    order = [stage for stage, _ in missing(tmp_path, PARAMS, [("embedding_manifest", "lrp")])]
+    assert order == ["ingest", "train_detectors", "detect", "train_fill_in", "lrp_budgets", "embedding_dp"]
