@@ -306,6 +306,16 @@ class Params(Frozen):
     orchestration: OrchestrationParams = OrchestrationParams()
 
     @model_validator(mode="after")
+    def _timeouts_name_known_stages(self) -> Params:
+        from textsift.registry import STAGES  # the registry reads params: import it when validating, not before
+
+        unknown = sorted(set(self.orchestration.stage_timeouts) - {s.name for s in STAGES})
+        if unknown:
+            raise ValueError(f"orchestration.stage_timeouts: unknown stages {', '.join(unknown)} "
+                             f"(known: {', '.join(s.name for s in STAGES)})")
+        return self
+
+    @model_validator(mode="after")
     def _settings_name_known_indexes(self) -> Params:
         for name, setting in self.privatize.settings.items():
             if isinstance(setting, MetricDPSetting) and setting.index not in self.indexes.sources:

@@ -10,6 +10,11 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
 
 
+# The range in which an epsilon is a privacy parameter: below it the noise overflows to infinity (1e-320 turned
+# every word into one output word), above it the noise vanishes (1e308 is no privacy at all).
+EPSILON_MIN, EPSILON_MAX = 1e-3, 1e5
+
+
 class Frozen(BaseModel):
     """Immutable and strict: unknown keys, coerced types and non-finite numbers are errors.
 

@@ -89,3 +89,29 @@ def test_schema_default_fill_order_is_what_params_yaml_ships() -> None:
     shipped = {s.fill_order for s in load_params(REPO / "params.yaml").privatize.settings.values()
                if s.kind == "datasifter"}
     assert shipped == {DataSifterSetting(kind="datasifter").fill_order} == {"parallel"}
+
+
+@pytest.mark.parametrize(("raw", "key"), [
+    ({"privatize": {"settings": {"m": {"kind": "metric_dp", "index": "w2v", "epsilon": 1e-320}}}}, "epsilon"),
+    ({"privatize": {"settings": {"m": {"kind": "metric_dp", "index": "w2v", "epsilon": 1e308}}}}, "epsilon"),
+    ({"embedding_dp": {"settings": {"e": {"allocation": "lrp", "epsilon_max": 1e-320}}}}, "epsilon_max"),
+    ({"privatize": {"settings": {"r": {"kind": "redact", "placeholder": "[{label.__class__.__mro__}]"}}}},
+     "placeholder"),
+    ({"privatize": {"settings": {"r": {"kind": "redact", "placeholder": "[{label}:{other}]"}}}}, "placeholder"),
+    ({"privatize": {"settings": {"r": {"kind": "redact", "placeholder": "[{label!r:>9}]"}}}}, "placeholder"),
+    ({"privatize": {"settings": {"r": {"kind": "redact", "placeholder": "[{label]"}}}}, "placeholder"),
+    ({"orchestration": {"stage_timeouts": {"evalute": 60}}}, "stage_timeouts"),
+])
+def test_unsafe_or_meaningless_privacy_params_are_errors_naming_the_key(raw: dict, key: str) -> None:
+    raw = {"indexes": {"sources": {"w2v": {"kind": "word2vec"}}}, **raw}
+    with pytest.raises(ConfigError, match=key):
+        parse_params(raw)
+
+
+def test_the_placeholder_may_repeat_its_label_and_epsilon_bounds_hold_at_their_ends() -> None:
+    params = parse_params({"indexes": {"sources": {"w2v": {"kind": "word2vec"}}}, "privatize": {"settings": {
+        "r": {"kind": "redact", "placeholder": "<{label}/{label}>"},
+        "lo": {"kind": "metric_dp", "index": "w2v", "epsilon": 1e-3},
+        "hi": {"kind": "metric_dp", "index": "w2v", "epsilon": 1e5}}},
+        "orchestration": {"stage_timeouts": {"evaluate": 60}}})
+    assert params.privatize.settings["r"].placeholder == "<{label}/{label}>"

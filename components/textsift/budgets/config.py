@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from textsift.params_base import Frozen, Name
+from textsift.params_base import EPSILON_MAX, EPSILON_MIN, Frozen, Name
 
 
 class EmbeddingDPSetting(Frozen):
@@ -23,7 +23,9 @@ class EmbeddingDPSetting(Frozen):
     """
 
     allocation: Literal["lrp", "uniform"] = "lrp"
-    epsilon_max: float = Field(..., gt=0, description="total budget of one document embedding (sum over dimensions)")
+    epsilon_max: float = Field(..., ge=EPSILON_MIN, le=EPSILON_MAX,
+                               description="total budget of one document embedding (sum over dimensions), in "
+                                           f"[{EPSILON_MIN:g}, {EPSILON_MAX:g}]")
     p: float = Field(0.5, gt=0, lt=1, description="probability that the noise stays within ±w_c,d (before rescaling)")
     a: float | None = Field(None, ge=0, description="weight of the relevance term of w_c,d; null: grid search")
     b: float | None = Field(None, ge=0, description="relevance-independent term of w_c,d; null: grid search")

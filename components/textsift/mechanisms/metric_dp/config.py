@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from textsift.detection.params import EntityType, protected_labels_field
-from textsift.params_base import Frozen
+from textsift.params_base import EPSILON_MAX, EPSILON_MIN, Frozen
 
 
 class MetricDPSetting(Frozen):
@@ -20,7 +20,8 @@ class MetricDPSetting(Frozen):
 
     kind: Literal["metric_dp"]
     index: str = Field(..., description="name of an entry of indexes.sources")
-    epsilon: float = Field(..., gt=0, description="privacy parameter per token occurrence")
+    epsilon: float = Field(..., ge=EPSILON_MIN, le=EPSILON_MAX,
+                           description=f"privacy parameter per token occurrence, in [{EPSILON_MIN:g}, {EPSILON_MAX:g}]")
     replace_detected: bool = Field(
         False, description="words of the detector's spans (train_detectors), at every occurrence, are never emitted "
                            "unchanged: a noisy draw that lands on the word itself gives the OOV placeholder")

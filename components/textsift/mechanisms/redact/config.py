@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from string import Formatter
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from textsift.detection.params import EntityType, protected_labels_field
 from textsift.params_base import Frozen
@@ -23,8 +24,22 @@ class RedactSetting(Frozen):
     spans: Literal["detected", "gold", "both"] = Field(
         "detected", description="what is sensitive: the detector's spans (train_detectors), gold spans, or both")
     labels: list[EntityType] | None = protected_labels_field()
-    placeholder: str = Field("[{label}]", pattern=r"\{label\}", description="placeholder format; {label} = type")
+    placeholder: str = Field("[{label}]", description="placeholder format; {label} = type, the only field allowed")
 
     def needs(self) -> tuple[tuple[str, str | None], ...]:
         """The catalog artifacts (name, key) this setting needs to privatize text (textsift.catalog)."""
         return (("corpus", None),) if self.spans == "gold" else (("corpus", None), ("detector", None))
+
+    @field_validator("placeholder")
+    @classmethod
+    def _only_the_label_field(cls, value: str) -> str:
+        """``{label}`` and literal text only: another field, an attribute or a format spec would crash or write
+        Python internals (``{label.__class__.__mro__}``)."""
+        try:
+            fields = [(name, spec, conversion) for _, name, spec, conversion in Formatter().parse(value)
+                      if name is not None]
+        except ValueError as err:
+            raise ValueError(f"placeholder is not a valid format ({err})") from None
+        if not fields or any(f != ("label", "", None) for f in fields):
+            raise ValueError("placeholder may hold only {label} (at least once) and literal text")
+        return value
