@@ -31,7 +31,7 @@ from textsift.readers import read_records
 from textsift.registry import StageInstance, get_stage
 from textsift.stages import StageContext
 from textsift.stages.ingest import build_corpus, ingest_metrics
-from textsift.stages.privatize import ADAPTERS
+from textsift.stages.privatize import privatize_corpus
 from textsift.tracking import Tracker
 from textsift.validation import check_reject_fraction, first_ids, validate_records
 
@@ -155,7 +155,7 @@ def privatize_file(
     ok = False
     try:
         log.info("privatizing %d records with %s (%s)", len(corpus), setting_name, setting.kind)
-        texts, metrics = ADAPTERS[setting.kind].privatize_texts(corpus, setting, ctx, seed)
+        texts, metrics = privatize_corpus(corpus, setting, ctx, seed)
         write_output(corpus.assign(text=texts), output_path, source)
         metrics = {**metrics, **counts}
         tracker.log_metrics(run_id, metrics)

@@ -198,3 +198,41 @@ def test_detection_is_its_own_stage_with_confidences_and_provenance(flow_run: di
     metrics = json.loads((root / "metrics/detect.json").read_text(encoding="utf-8"))
     assert metrics["spans"] == len(spans)
     assert sum(v for k, v in metrics.items() if k.startswith("spans.by.")) >= len(spans)
+
+
+def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
+    """One contract for every registered mechanism (textsift.mechanisms.base.Mechanism), on the flow's project:
+    the stage's output is ``privatize`` under the project's key; the same key gives the same texts; a
+    ``per_document`` mechanism's output does not depend on the batch or the row order; metrics are numbers.
+    (Detector-driven protection is each mechanism's own test: test_redact, test_metric_dp_privatizer,
+    test_datasifter_masking.)"""
+    from textsift.mechanisms.base import Documents
+    from textsift.registry import StageInstance, get_stage
+    from textsift.stages import StageContext
+    from textsift.stages.privatize import MECHANISMS, documents
+    from textsift.stages.resources import StageResources
+    from textsift.tracking import Tracker
+
+    root: Path = flow_run["root"]
+    params = load_params(root / "params.yaml")
+    corpus = read_corpus(root / "data/ingest/corpus.parquet")
+    docs = documents(corpus)
+    assert {s.kind for s in params.privatize.settings.values()} == set(MECHANISMS)  # every mechanism is covered
+    for name, setting in params.privatize.settings.items():
+        ctx = StageContext(root, params, StageInstance(get_stage("privatize"), name), Tracker(params.tracking, root),
+                           "contract")
+        mechanism, resources = MECHANISMS[setting.kind], StageResources(ctx)
+        assert mechanism.needs(setting) == setting.needs()
+        texts, metrics = mechanism.privatize(docs, setting, resources, params.seed)
+        published = read_corpus(root / f"data/privatized/{name}.parquet")
+        assert texts == published["text"].tolist(), name  # the stage is the mechanism under the project's key
+        assert mechanism.privatize(docs, setting, resources, params.seed)[0] == texts, name
+        assert all(isinstance(v, int | float) for v in metrics.values()), name  # aggregates, never text
+        if mechanism.per_document:
+            back = Documents(docs.texts[::-1], docs.ids[::-1], docs.gold[::-1])
+            half = len(docs.texts) // 2
+            first, second = (Documents(docs.texts[s], docs.ids[s], docs.gold[s])
+                             for s in (slice(None, half), slice(half, None)))
+            assert mechanism.privatize(back, setting, resources, params.seed)[0] == texts[::-1], name
+            assert (mechanism.privatize(first, setting, resources, params.seed)[0]
+                    + mechanism.privatize(second, setting, resources, params.seed)[0]) == texts, name

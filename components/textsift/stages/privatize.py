@@ -1,7 +1,8 @@
 """privatize@<setting>: apply one named privacy setting to the whole corpus.
 
-The mechanism is chosen by the setting's ``kind`` (``ADAPTERS``); ``stages/privatize_<kind>.py`` loads what
-that mechanism needs (models, indexes) and returns the privatized texts and its own metrics.
+The mechanism is chosen by the setting's ``kind`` (``MECHANISMS``); ``stages/privatize_<kind>.py`` implements
+:class:`textsift.mechanisms.base.Mechanism`: given the documents and a ``Resources`` that loads what the setting
+needs (models, indexes, detected spans) it returns the privatized texts and its own metrics.
 This module does what every mechanism shares: seeds, the output corpus (same ids, labels and
 splits, row order kept: L* = L), the privacy metrics computed identically for every
 mechanism, the quality suite, and atomic writes.
@@ -20,14 +21,31 @@ import numpy as np
 import pandas as pd
 
 from textsift import quality
+from textsift.config import Setting
 from textsift.corpus import corpus_table, read_corpus, spans_to_python, write_table
 from textsift.errors import StageError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
+from textsift.mechanisms.base import Documents, Mechanism
 from textsift.stages import StageContext, privatize_datasifter, privatize_metric_dp, privatize_redact
+from textsift.stages.resources import StageResources
 
 log = logging.getLogger("textsift")
-# mechanism kind -> its adapter (imported by name, so the stage's computed code deps hold every mechanism)
-ADAPTERS = {"datasifter": privatize_datasifter, "metric_dp": privatize_metric_dp, "redact": privatize_redact}
+# mechanism kind -> its implementation of textsift.mechanisms.base.Mechanism (``needs``, ``privatize``), imported
+# by name so the stage's computed code deps hold every mechanism; a new mechanism is one more entry
+MECHANISMS: dict[str, Mechanism] = {"datasifter": privatize_datasifter, "metric_dp": privatize_metric_dp,
+                                    "redact": privatize_redact}
+
+
+def documents(corpus: pd.DataFrame) -> Documents:
+    """The corpus frame's texts, ids and gold spans, as every mechanism takes them."""
+    return Documents(corpus["text"].tolist(), corpus["doc_id"].astype(str).tolist(),
+                     [spans_to_python(cell) for cell in corpus["spans"]])
+
+
+def privatize_corpus(corpus: pd.DataFrame, setting: Setting, ctx: StageContext, key: int
+                     ) -> tuple[list[str], dict[str, float]]:
+    """One setting's mechanism over the corpus, its resources loaded from the project on demand."""
+    return MECHANISMS[setting.kind].privatize(documents(corpus), setting, StageResources(ctx), key)
 
 
 def privacy_metrics(original: pd.DataFrame, texts: list[str]) -> dict[str, float]:
@@ -53,9 +71,8 @@ def run(ctx: StageContext) -> None:
     corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="privatize_input").raise_if_failed()
     seed = secrets.randbits(63) if ctx.params.privatize.production else ctx.params.seed
-    adapter = ADAPTERS[setting.kind]
     started = time.perf_counter()
-    texts, mechanism_metrics = adapter.privatize_texts(corpus, setting, ctx, seed)
+    texts, mechanism_metrics = privatize_corpus(corpus, setting, ctx, seed)
     seconds = time.perf_counter() - started
     output = corpus.assign(text=texts, spans=[[] for _ in texts], interest=None)  # the attacker's truth stays private
     report = quality.check_privatized(corpus, output, name="privatized_corpus")

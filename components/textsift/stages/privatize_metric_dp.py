@@ -16,45 +16,38 @@ import logging
 import time
 
 import numpy as np
-import pandas as pd
 
 from textsift import rng
+from textsift.config import GeometryParams
 from textsift.corpus import Span
-from textsift.device import resolve_device
 from textsift.embeddings.bert import ContextualEncoder, load_bert
-from textsift.embeddings.locate import model_folder
 from textsift.evaluation.geometry import deniability, sample_items
-from textsift.indexes.store import LoadedIndex, load_index
+from textsift.indexes.store import LoadedIndex
+from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.metric_dp.config import MetricDPSetting
 from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, static_embedder
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard
 from textsift.mechanisms.protected_spans import consistent_spans
-from textsift.stages import StageContext
-from textsift.stages.detected_spans import detected_spans
 from textsift.tokenize import metric_dp_words
 
 log = logging.getLogger("textsift")
 SHARD_DOCS = 2000
 
 
-def _embedder(index: LoadedIndex, setting: MetricDPSetting, ctx: StageContext, device: str) -> Embedder:
+def _embedder(index: LoadedIndex, setting: MetricDPSetting, resources: Resources) -> Embedder:
     if not index.manifest["contextual"]:
         return static_embedder(index)
-    source = ctx.params.indexes.sources[setting.index]
-    encoder = ContextualEncoder(*load_bert(model_folder(source.model_path, ctx.root, ctx.tracker,
-                                                             f"indexes.sources.{setting.index}.model_path"),
-                                           device), device)
+    source = resources.params.indexes.sources[setting.index]
+    folder = resources.model_folder(source.model_path, f"indexes.sources.{setting.index}.model_path")
+    encoder = ContextualEncoder(*load_bert(folder, resources.device), resources.device)
     return ContextualEmbedder(encoder, index.projection)
 
 
-def load_privatizer(
-    setting: MetricDPSetting, ctx: StageContext, index: LoadedIndex | None = None
-) -> MetricDPPrivatizer:
+def load_privatizer(setting: MetricDPSetting, resources: Resources) -> MetricDPPrivatizer:
     """The privatizer of ``setting`` over its saved index (opened once per run, never per word)."""
-    index = index or load_index(ctx.input("index", setting.index))
-    device = resolve_device(ctx.params.device)
-    embedder = _embedder(index, setting, ctx, device)
-    searcher = index.searcher(setting.search, device, setting.search_k)
+    index = resources.index(setting.index)
+    embedder = _embedder(index, setting, resources)
+    searcher = index.searcher(setting.search, resources.device, setting.search_k)
     return MetricDPPrivatizer(
         embedder=embedder, searcher=searcher, labels=index.words, epsilon=setting.epsilon,
         beta=float(index.manifest["beta"]), oov_policy=setting.oov_policy, oov_placeholder=setting.oov_placeholder,
@@ -62,24 +55,30 @@ def load_privatizer(
     )
 
 
-def privatize_texts(
-    corpus: pd.DataFrame, setting: MetricDPSetting, ctx: StageContext, seed: int
-) -> tuple[list[str], dict[str, float]]:
-    """Privatized texts (row order kept) and the mechanism's metrics.
+per_document = True  # each word's noise is keyed by (key, document id, position)
+
+
+def needs(setting: MetricDPSetting) -> tuple[tuple[str, str | None], ...]:
+    """The corpus and the setting's index; the detector too when detected words are always replaced."""
+    return setting.needs()
+
+
+def privatize(docs: Documents, setting: MetricDPSetting, resources: Resources, key: int
+              ) -> tuple[list[str], dict[str, float]]:
+    """Privatized texts (input order kept) and the mechanism's metrics.
 
     Metrics: ``tokens_changed_fraction`` and ``oov_rate`` (over all token occurrences),
     ``tokens_per_s``, ``tokens``, ``epsilon`` (per token), ``beta`` (from the index) and the
     plausible-deniability summaries at this ε (``deniability.*``).
     """
-    index = load_index(ctx.input("index", setting.index))
-    privatizer = load_privatizer(setting, ctx, index)
-    texts = corpus["text"].tolist()
-    doc_ids = corpus["doc_id"].astype(str).tolist()
-    protected = (protected_words(texts, detected_spans(ctx, corpus, setting.labels)) if setting.replace_detected
+    index = resources.index(setting.index)
+    privatizer = load_privatizer(setting, resources)
+    texts, doc_ids = docs.texts, [str(i) for i in docs.ids]
+    protected = (protected_words(texts, resources.detected(docs, setting.labels)) if setting.replace_detected
                  else [frozenset()] * len(texts))
     started = time.perf_counter()
     result = ShardResult.merge([
-        privatize_shard(privatizer, texts[i:i + SHARD_DOCS], doc_ids[i:i + SHARD_DOCS], seed,
+        privatize_shard(privatizer, texts[i:i + SHARD_DOCS], doc_ids[i:i + SHARD_DOCS], key,
                         protected[i:i + SHARD_DOCS])
         for i in range(0, len(texts), SHARD_DOCS)
     ])
@@ -90,7 +89,7 @@ def privatize_texts(
         "tokens_per_s": result.tokens / seconds if seconds else 0.0, "tokens": float(result.tokens),
         "epsilon": setting.epsilon, "beta": privatizer.beta,
     }
-    metrics.update(deniability_at_epsilon(index, privatizer, setting, ctx, seed))
+    metrics.update(deniability_at_epsilon(index, privatizer, setting, resources.params.indexes.geometry, key))
     log.info("metric_dp@%s: %d tokens, %.1f%% changed, %.1f%% OOV, %.0f tokens/s", setting.index, result.tokens,
              100 * metrics["tokens_changed_fraction"], 100 * metrics["oov_rate"], metrics["tokens_per_s"])
     return result.texts, metrics
@@ -107,14 +106,13 @@ def protected_words(texts: list[str], spans: list[list[Span]]) -> list[frozenset
 
 
 def deniability_at_epsilon(
-    index: LoadedIndex, privatizer: MetricDPPrivatizer, setting: MetricDPSetting, ctx: StageContext, seed: int
+    index: LoadedIndex, privatizer: MetricDPPrivatizer, setting: MetricDPSetting, geometry: GeometryParams, seed: int
 ) -> dict[str, float]:
     """N_w and S_w (Feyisetan et al. 2020) at the setting's ε, over a seeded sample of the index.
 
     Same sample size and M as the index's geometry experiments (``indexes.geometry``), so a
     setting's numbers line up with the curves of build_indexes.
     """
-    geometry = ctx.params.indexes.geometry
     sample = sample_items(len(index.vectors), geometry.vocab_sample,
                           rng.generator(seed, "privatize.deniability", f"{setting.index}/sample"))
     _, label_ids = np.unique(np.asarray(index.words, dtype=object), return_inverse=True)

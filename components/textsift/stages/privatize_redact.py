@@ -7,24 +7,26 @@ and the quality checks.
 
 from __future__ import annotations
 
-import pandas as pd
-
-from textsift.corpus import spans_to_python
+from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.redact.config import RedactSetting
 from textsift.mechanisms.redact.redactor import redact
-from textsift.stages import StageContext
-from textsift.stages.detected_spans import detected_spans
+
+per_document = True  # a stand-in is keyed by (key, document id, original string)
 
 
-def privatize_texts(
-    corpus: pd.DataFrame, setting: RedactSetting, ctx: StageContext, seed: int
-) -> tuple[list[str], dict[str, float]]:
-    """Redacted texts in row order and the mechanism's counts."""
+def needs(setting: RedactSetting) -> tuple[tuple[str, str | None], ...]:
+    """The corpus, and the detector unless only gold spans are redacted."""
+    return setting.needs()
+
+
+def privatize(docs: Documents, setting: RedactSetting, resources: Resources, key: int
+              ) -> tuple[list[str], dict[str, float]]:
+    """Redacted texts in input order and the mechanism's counts."""
     keep = set(setting.labels) if setting.labels is not None else None
-    gold = [[s for s in spans_to_python(cell) if keep is None or s.label in keep] for cell in corpus["spans"]]
+    gold = [[s for s in doc if keep is None or s.label in keep] for doc in docs.gold]
     if setting.spans == "gold":
         spans = gold
     else:
-        detected = detected_spans(ctx, corpus, setting.labels)
+        detected = resources.detected(docs, setting.labels)
         spans = detected if setting.spans == "detected" else [g + d for g, d in zip(gold, detected, strict=True)]
-    return redact(corpus["text"].tolist(), corpus["doc_id"].tolist(), spans, setting, seed)
+    return redact(docs.texts, docs.ids, spans, setting, key)

@@ -1,0 +1,78 @@
+"""One way to call a privacy mechanism: what it is given, what it may load, what it returns.
+
+Every mechanism (DataSifterText §1, metric-DP §2, redaction) is called the same way by the
+privatize stage and by ``textsift privatize``: :meth:`Mechanism.privatize` takes the documents,
+the setting, a :class:`Resources` that loads what the setting needs on demand (the artifacts
+``setting.needs()`` names in :mod:`textsift.catalog`) and the key its draws derive from, and
+returns the privatized texts in input order with the mechanism's aggregate metrics (numbers,
+never text). The mechanisms are listed by kind in ``textsift.stages.privatize.MECHANISMS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from textsift.corpus import Span
+
+
+@dataclass(frozen=True)
+class Documents:
+    """The texts to privatize, their ids (every draw is keyed by id) and their gold spans (empty when unknown)."""
+
+    texts: list[str]
+    ids: list[str]
+    gold: list[list[Span]]
+
+    def __post_init__(self) -> None:
+        if not len(self.texts) == len(self.ids) == len(self.gold):
+            raise ValueError(f"{len(self.texts)} texts, {len(self.ids)} ids and {len(self.gold)} span lists")
+
+
+class Resources(Protocol):
+    """What a mechanism may load from the project, on demand (a stage context or a served model provides it)."""
+
+    params: Any  # textsift.config.Params
+    device: str
+
+    def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
+        """The recognizer set's spans of ``docs`` (by id and text), of ``labels`` only when given."""
+        ...
+
+    def fill_in(self) -> Any:
+        """The corpus-trained masked LM (``fill_in``)."""
+        ...
+
+    def index(self, name: str) -> Any:
+        """The loaded embedding index ``index@name``."""
+        ...
+
+    def model_folder(self, name: str, key: str) -> Path:
+        """The folder of a named model (minilm, fill_in or a path); ``key`` names the params key in errors."""
+        ...
+
+    def read_text(self, relative: str, key: str) -> str:
+        """A project file (word lists); ``key`` names the params key in errors."""
+        ...
+
+
+class Mechanism(Protocol):
+    """A privacy mechanism: what a setting needs, and privatizing documents with it.
+
+    ``per_document``: whether a document's output depends only on the document, its id and the key
+    (then batches and row order never change it); DataSifterText calibrates its masking rate and swaps
+    keyphrases over the whole corpus, by design (METHODS.md §1).
+    """
+
+    per_document: bool
+
+    def needs(self, setting: Any) -> tuple[tuple[str, str | None], ...]:
+        """The catalog artifacts (name, key) the setting needs."""
+        ...
+
+    def privatize(self, docs: Documents, setting: Any, resources: Resources, key: int
+                  ) -> tuple[list[str], dict[str, float]]:
+        """Privatized texts in input order and aggregate metrics (numbers only)."""
+        ...

@@ -1,0 +1,50 @@
+"""What a privacy mechanism may load, for a stage (or ``textsift privatize``) run: :class:`Resources`
+of :mod:`textsift.mechanisms.base` over the project's catalog artifacts, each loaded on first use."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from textsift.artifacts import fill_in_folder
+from textsift.corpus import Span
+from textsift.device import resolve_device
+from textsift.embeddings.locate import model_folder
+from textsift.errors import ConfigError
+from textsift.indexes.store import load_index
+from textsift.mechanisms.base import Documents
+from textsift.models.fill_in import load_fill_in
+from textsift.stages import StageContext
+from textsift.stages.detected_spans import detected_spans
+
+
+class StageResources:
+    """The resources of the stage instance of ``ctx`` (a privatize setting, in a stage or ``textsift privatize``)."""
+
+    def __init__(self, ctx: StageContext) -> None:
+        self.ctx = ctx
+        self.params = ctx.params
+        self.device = resolve_device(ctx.params.device)
+        self.index = cache(self._index)
+
+    def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
+        return detected_spans(self.ctx, pd.DataFrame({"doc_id": docs.ids, "text": docs.texts}), labels)
+
+    def fill_in(self) -> Any:
+        return load_fill_in(fill_in_folder(self.ctx.root, self.ctx.tracker), self.device)
+
+    def _index(self, name: str) -> Any:
+        return load_index(self.ctx.input("index", name))
+
+    def model_folder(self, name: str, key: str) -> Path:
+        return model_folder(name, self.ctx.root, self.ctx.tracker, key)
+
+    def read_text(self, relative: str, key: str) -> str:
+        path = self.ctx.path(relative)
+        if not path.is_file():
+            raise ConfigError(f"privatize.settings.{self.ctx.instance.key}.{key}: {relative} is not a file")
+        return path.read_text(encoding="utf-8")
