@@ -70,3 +70,24 @@ def test_unknown_types_get_a_placeholder_even_in_pseudonym_style() -> None:
     text = "Ticket from Zorblax today"
     out, _ = redact_text(text, [_span(text, "Zorblax", "CREATURE")], RedactSetting(kind="redact"), 1, "d")
     assert out == "Ticket from [CREATURE] today"
+
+
+def test_a_date_pseudonym_does_not_depend_on_todays_date(monkeypatch: pytest.MonkeyPatch) -> None:
+    import datetime as real
+
+    import faker.providers.date_time as faker_dates
+
+    text = "My birthday is 15 July 2025 and hers is 3 May 1990."
+    spans = [_span(text, "15 July 2025", "DATE"), _span(text, "3 May 1990", "DATE")]
+    setting = RedactSetting(kind="redact", style="pseudonym")
+    today = redact_text(text, spans, setting, 7, "doc-1")[0]
+
+    class LaterClock(real.datetime):  # the same run a year and a day later
+        @classmethod
+        def now(cls, tz=None):  # noqa: ANN001, ANN206 - datetime's own signature
+            return real.datetime(2031, 3, 2, 23, 59, tzinfo=tz)
+
+    monkeypatch.setattr(faker_dates, "datetime", LaterClock)
+    assert redact_text(text, spans, setting, 7, "doc-1")[0] == today
+    years = [int(y) for y in re.findall(r"\b(19\d\d|20\d\d)\b", today)]
+    assert len(years) == 2 and all(1940 <= y <= 2020 for y in years)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from datetime import date
 from functools import cache
 
 from faker import Faker
@@ -23,6 +24,7 @@ from textsift.mechanisms.protected_spans import consistent_spans, outermost
 from textsift.mechanisms.redact.config import RedactSetting
 from textsift.tokenize import words
 
+DATE_WINDOW = (date(1940, 1, 1), date(2020, 12, 31))  # where date pseudonyms fall, whatever today is
 _FAKER_LOCK = threading.Lock()  # one seeded Faker per process; seeding and drawing must not interleave
 FAKES: dict[str, Callable[[Faker], str]] = {
     "PERSON": lambda f: f"{f.first_name()} {f.last_name()}",
@@ -30,7 +32,8 @@ FAKES: dict[str, Callable[[Faker], str]] = {
     "ORG": lambda f: f.company(),
     "JOB": lambda f: f.job(),
     "EDU": lambda f: f"{f.city()} University",
-    "DATE": lambda f: f.date(pattern="%d %B %Y"),
+    # a fixed window: Faker's date() draws up to *now*, so the same seed gave another date a day later
+    "DATE": lambda f: f.date_between_dates(DATE_WINDOW[0], DATE_WINDOW[1]).strftime("%d %B %Y"),
     "EMAIL": lambda f: f.email(),
     "PHONE": lambda f: f.phone_number(),
     "ID": lambda f: f.bothify("??-#######").upper(),
