@@ -18,6 +18,7 @@ import argparse
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
@@ -99,12 +100,14 @@ def textsift_logs_to_prefect() -> Iterator[None]:
 @task(task_run_name="{instance_name}", retries=2, retry_delay_seconds=5, retry_condition_fn=_retry_transient)
 def stage_task(
     instance_name: str, stage: str, key: str | None, root: str, params_path: str, parent_run_id: str,
-    use_cache: bool = True,
+    use_cache: bool = True, time_limit_s: float | None = None,
 ) -> dict[str, float]:
-    """Run one stage instance (skipped when its inputs are unchanged, unless ``use_cache`` is off); its metrics."""
+    """Run one stage instance (skipped when its inputs are unchanged, unless ``use_cache`` is off); its metrics.
+    Past ``time_limit_s`` from the task's start the stage does not start at all."""
+    deadline = time.monotonic() + time_limit_s if time_limit_s is not None else None
     with textsift_logs_to_prefect():
         return run_stage(stage, root=root, params_path=params_path, key=key, parent_run_id=parent_run_id,
-                         use_cache=use_cache)
+                         use_cache=use_cache, deadline=deadline)
 
 
 def time_limit(params: Params, stage: str) -> float:
@@ -158,11 +161,12 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
             futures: dict[str, Any] = {}
             for inst in instances(params):
                 waits = [futures[u.name] for u in upstream_instances(inst, params)]
-                limited = stage_task.with_options(timeout_seconds=time_limit(params, inst.stage.name))
+                limit = time_limit(params, inst.stage.name)
+                limited = stage_task.with_options(timeout_seconds=limit)
                 with placement(inst.stage.gpu, gpu_resource):
                     futures[inst.name] = limited.submit(
                         inst.name, inst.stage.name, inst.key, str(root_path), params_file, parent, not force,
-                        wait_for=waits)
+                        limit, wait_for=waits)
             wait(list(futures.values()))
             metrics = {name: future.result() for name, future in futures.items()}
             ok = True

@@ -25,7 +25,7 @@ async def _task_runs(flow_run_id: object) -> list:
 def test_a_stage_past_its_limit_fails_once_without_retry_and_writes_nothing(tmp_path: Path) -> None:
     from flows.pipeline import pipeline
 
-    root = make_project(tmp_path / "p", orchestration__stage_timeouts={"ingest": 0.05})
+    root = make_project(tmp_path / "p", orchestration__stage_timeouts={"ingest": 1e-6})
     state = pipeline(root=str(root), return_state=True)
     assert state.is_failed()
     runs = {run.name: run for run in asyncio.run(_task_runs(state.state_details.flow_run_id))}

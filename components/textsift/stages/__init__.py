@@ -106,6 +106,7 @@ def log_datasets(tracker: Tracker, run_id: str, instance: StageInstance, params:
 def run_stage(
     name: str, root: str | Path = ".", params_path: str | Path | None = None,
     key: str | None = None, parent_run_id: str | None = None, use_cache: bool = False,
+    deadline: float | None = None,
 ) -> dict[str, float]:
     """Run one stage instance and return its metrics.
 
@@ -118,6 +119,8 @@ def run_stage(
         use_cache: skip the work when the instance's inputs and outputs are those of its last successful
             run (:mod:`textsift.stage_cache`; the flow's default). The skipped instance still gets its MLflow
             run, tagged ``textsift.cached``, with the recorded metrics. DVC decides for itself and never asks.
+        deadline: a ``time.monotonic()`` instant (the flow's stage time limit): past it, the stage does not
+            start (StageError, never retried); a running stage is stopped by Prefect's timeout.
     """
     root = Path(root).resolve()
     params = load_params(params_path or root / "params.yaml")
@@ -132,18 +135,21 @@ def run_stage(
         tracker.end_orphaned_runs()
     tags = {"textsift.stage": instance.stage.name, "textsift.instance": instance.name,
             "textsift.cached": str(cached is not None).lower()}
-    run_id = tracker.start_run(instance.name, parent_id=parent_run_id, tags=tags)
-    tracker.log_params(run_id, stage_params)
-    if cached is not None:
-        log_datasets(tracker, run_id, instance, params, root)
-        tracker.log_metrics(run_id, cached)
-        tracker.end_run(run_id, True)
-        log.info("stage %s unchanged since its last run: skipped (cached)", instance.name)
-        return cached
-    ctx = StageContext(root, params, instance, tracker, run_id, parent_run_id)
-    started = time.perf_counter()
-    ok = False
+    if deadline is not None and time.monotonic() > deadline:  # the flow's time limit: checked, not only signalled
+        raise StageError(f"stage {instance.name} ran past its time limit (timeout) before it started")
+    started, ok, run_id = time.perf_counter(), False, None
+    # Everything after the run starts is inside the try: an exception anywhere (a Prefect time limit lands
+    # as one, at any Python step) ends the MLflow run FAILED instead of leaving it RUNNING.
     try:
+        run_id = tracker.start_run(instance.name, parent_id=parent_run_id, tags=tags)
+        tracker.log_params(run_id, stage_params)
+        if cached is not None:
+            log_datasets(tracker, run_id, instance, params, root)
+            tracker.log_metrics(run_id, cached)
+            ok = True
+            log.info("stage %s unchanged since its last run: skipped (cached)", instance.name)
+            return cached
+        ctx = StageContext(root, params, instance, tracker, run_id, parent_run_id)
         log.info("stage %s started", instance.name)
         module.run(ctx)
         ok = True
@@ -151,8 +157,11 @@ def run_stage(
         if digest:
             stage_cache.store(instance, digest, root, ctx.metrics)
     finally:
-        tracker.log_metrics(run_id, {"stage.wall_seconds": time.perf_counter() - started})
-        tracker.end_run(run_id, ok)
-        log.info("stage %s %s in %.1fs", instance.name, "finished" if ok else "failed",
-                 time.perf_counter() - started)
+        if run_id is not None:
+            if cached is None:
+                tracker.log_metrics(run_id, {"stage.wall_seconds": time.perf_counter() - started})
+            tracker.end_run(run_id, ok)
+        if cached is None:
+            log.info("stage %s %s in %.1fs", instance.name, "finished" if ok else "failed",
+                     time.perf_counter() - started)
     return dict(ctx.metrics)
