@@ -86,11 +86,12 @@ def _relative(path: Path) -> str:
 
 
 @cache
-def stage_code(stage: str) -> tuple[str, ...]:
+def stage_code(stage: str, loads: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The files ``textsift.stages.<stage>`` depends on, relative to the repository root, sorted: the
-    import closure's sources and the data files in their packages' folders."""
+    import closure's sources (of the stage module and of the modules it ``loads`` by name, such as the
+    mechanism implementations) and the data files in their packages' folders."""
     files: set[str] = set()
-    for module in closure(f"{PACKAGE}.stages.{stage}"):
+    for module in frozenset().union(*(closure(m) for m in (f"{PACKAGE}.stages.{stage}", *loads))):
         path = module_path(module)
         assert path is not None
         files.add(_relative(path))

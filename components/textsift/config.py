@@ -8,7 +8,7 @@ the dotted key that is wrong, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
@@ -20,12 +20,11 @@ from textsift.errors import ConfigError
 from textsift.interests.params import InterestParams
 from textsift.mechanisms.datasifter.config import DataSifterSetting
 from textsift.mechanisms.metric_dp.config import MetricDPSetting
-from textsift.mechanisms.redact.config import RedactSetting
+from textsift.mechanisms.registry import Setting
 from textsift.models.detector_params import DetectorParams
 from textsift.params_base import Frozen, Name
 
 Probability = float  # documented alias; range is enforced with Field(ge=0, le=1)
-Setting = Annotated[DataSifterSetting | MetricDPSetting | RedactSetting, Field(discriminator="kind")]
 
 
 class DemoCorpusParams(Frozen):

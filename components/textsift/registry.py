@@ -21,6 +21,7 @@ from textsift.catalog import path as catalog_path
 from textsift.code_deps import stage_code
 from textsift.config import Params, select
 from textsift.errors import StageError
+from textsift.mechanisms.registry import implementation_modules
 
 # embedding_dp keys the lrp_budgets fit reads; the settings, grid and attacker only matter downstream of it
 EMBEDDING_FIT_PARAMS = ("encoder", "max_length", "batch_size", "spans", "replace_labels", "filler", "sensitivity",
@@ -57,6 +58,7 @@ class Stage:
     input_params: tuple[str, ...] = ()
     plots: tuple[Plot, ...] = ()
     unneeded: Callable[[Params, str | None], tuple[str, ...]] | None = None  # reads an instance can do without
+    loads: tuple[str, ...] = ()  # modules the stage imports by name (mechanisms by kind): code deps too
 
     @property
     def upstream(self) -> tuple[str, ...]:
@@ -80,7 +82,7 @@ class Stage:
     @property
     def all_code(self) -> tuple[str, ...]:
         """The library files the stage's module imports, transitively (:func:`textsift.code_deps.stage_code`)."""
-        return stage_code(self.name)
+        return stage_code(self.name, self.loads)
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,7 @@ STAGES: tuple[Stage, ...] = (
         params=("seed", "device", "privatize.production", "detection", "indexes.geometry"),
         gpu=True,
         foreach="privatize.settings",
+        loads=implementation_modules(),
     ),
     Stage(
         name="lrp_budgets",

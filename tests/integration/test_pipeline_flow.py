@@ -207,9 +207,10 @@ def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
     (Detector-driven protection is each mechanism's own test: test_redact, test_metric_dp_privatizer,
     test_datasifter_masking.)"""
     from textsift.mechanisms.base import Documents
+    from textsift.mechanisms.registry import MECHANISMS, mechanism
     from textsift.registry import StageInstance, get_stage
     from textsift.stages import StageContext
-    from textsift.stages.privatize import MECHANISMS, documents
+    from textsift.stages.privatize import documents
     from textsift.stages.resources import StageResources
     from textsift.tracking import Tracker
 
@@ -221,18 +222,18 @@ def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
     for name, setting in params.privatize.settings.items():
         ctx = StageContext(root, params, StageInstance(get_stage("privatize"), name), Tracker(params.tracking, root),
                            "contract")
-        mechanism, resources = MECHANISMS[setting.kind], StageResources(ctx)
-        assert mechanism.needs(setting) == setting.needs()
-        texts, metrics = mechanism.privatize(docs, setting, resources, params.seed)
+        implementation, resources = mechanism(setting.kind), StageResources(ctx)
+        assert implementation.needs(setting) == setting.needs()
+        texts, metrics = implementation.privatize(docs, setting, resources, params.seed)
         published = read_corpus(root / f"data/privatized/{name}.parquet")
         assert texts == published["text"].tolist(), name  # the stage is the mechanism under the project's key
-        assert mechanism.privatize(docs, setting, resources, params.seed)[0] == texts, name
+        assert implementation.privatize(docs, setting, resources, params.seed)[0] == texts, name
         assert all(isinstance(v, int | float) for v in metrics.values()), name  # aggregates, never text
-        if mechanism.per_document:
+        if implementation.per_document:
             back = Documents(docs.texts[::-1], docs.ids[::-1], docs.gold[::-1])
             half = len(docs.texts) // 2
             first, second = (Documents(docs.texts[s], docs.ids[s], docs.gold[s])
                              for s in (slice(None, half), slice(half, None)))
-            assert mechanism.privatize(back, setting, resources, params.seed)[0] == texts[::-1], name
-            assert (mechanism.privatize(first, setting, resources, params.seed)[0]
-                    + mechanism.privatize(second, setting, resources, params.seed)[0]) == texts, name
+            assert implementation.privatize(back, setting, resources, params.seed)[0] == texts[::-1], name
+            assert (implementation.privatize(first, setting, resources, params.seed)[0]
+                    + implementation.privatize(second, setting, resources, params.seed)[0]) == texts, name

@@ -8,6 +8,7 @@ from pathlib import Path
 from textsift.code_deps import closure, imports_of, stage_code
 from textsift.config import load_params
 from textsift.dvc_render import stage_deps
+from textsift.mechanisms.registry import MECHANISMS
 from textsift.registry import STAGES, StageInstance, get_stage
 from textsift.stage_cache import input_digest
 from textsift.stages import _stage_params
@@ -25,20 +26,25 @@ def test_every_module_a_stage_imports_is_hashed_by_dvc_and_the_flow_cache() -> N
     params = load_params(REPO / "params.yaml")
     for stage in STAGES:
         deps = set(stage_deps(stage, params))
-        code = set(stage_code(stage.name))
+        code = set(stage.all_code)
         assert code <= deps, (stage.name, sorted(code - deps))
-        for module in closure(f"textsift.stages.{stage.name}"):  # each import, transitively, as a file
+        roots = (f"textsift.stages.{stage.name}", *stage.loads)
+        for module in frozenset().union(*(closure(m) for m in roots)):  # each import, transitively, as a file
             assert any(_module_of(path) == module for path in code if path.endswith(".py")), module
         assert not any(p.startswith("components/") for p in deps - code), stage.name  # nothing listed by hand
 
 
 def test_the_deps_that_were_missing_by_hand_are_found() -> None:
-    assert "components/textsift/evaluation/geometry.py" in stage_code("privatize")
+    privatize = get_stage("privatize").all_code
+    assert "components/textsift/evaluation/geometry.py" in privatize
+    # mechanisms are imported by kind (textsift.mechanisms.registry): every implementation is the stage's code
+    assert {f"components/textsift/mechanisms/{kind}/mechanism.py" for kind in MECHANISMS} <= set(privatize)
+    assert not any("mechanism.py" in p for s in STAGES if s.name != "privatize" for p in s.all_code)
     assert "components/textsift/models/loading.py" in stage_code("build_indexes")
     assert {"components/textsift/readers.py", "components/textsift/tokenize.py"} <= set(stage_code("train_detectors"))
     assert "components/textsift/interests/lexicon.txt" in stage_code("ingest")  # data beside a module counts
     assert "textsift.adhoc" in imports_of("textsift.cli")  # an import inside a function counts
-    assert not any("registry.py" in p or "stage_cache.py" in p for s in STAGES for p in stage_code(s.name))
+    assert not any(p.endswith(("textsift/registry.py", "stage_cache.py")) for s in STAGES for p in s.all_code)
 
 
 def test_editing_an_imported_module_changes_only_its_importers_cache_digests(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ privatize stage and by ``textsift privatize``: :meth:`Mechanism.privatize` takes
 the setting, a :class:`Resources` that loads what the setting needs on demand (the artifacts
 ``setting.needs()`` names in :mod:`textsift.catalog`) and the key its draws derive from, and
 returns the privatized texts in input order with the mechanism's aggregate metrics (numbers,
-never text). The mechanisms are listed by kind in ``textsift.stages.privatize.MECHANISMS``.
+never text). The mechanisms are listed by kind in ``textsift.mechanisms.registry.MECHANISMS``.
 """
 
 from __future__ import annotations

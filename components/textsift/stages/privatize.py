@@ -1,6 +1,6 @@
 """privatize@<setting>: apply one named privacy setting to the whole corpus.
 
-The mechanism is chosen by the setting's ``kind`` (``MECHANISMS``); ``stages/privatize_<kind>.py`` implements
+The mechanism is chosen by the setting's ``kind`` (:data:`textsift.mechanisms.registry.MECHANISMS`); it implements
 :class:`textsift.mechanisms.base.Mechanism`: given the documents and a ``Resources`` that loads what the setting
 needs (models, indexes, detected spans) it returns the privatized texts and its own metrics.
 This module does what every mechanism shares: seeds, the output corpus (same ids, labels and
@@ -25,15 +25,12 @@ from textsift.config import Setting
 from textsift.corpus import corpus_table, read_corpus, spans_to_python, write_table
 from textsift.errors import StageError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
-from textsift.mechanisms.base import Documents, Mechanism
-from textsift.stages import StageContext, privatize_datasifter, privatize_metric_dp, privatize_redact
+from textsift.mechanisms.base import Documents
+from textsift.mechanisms.registry import mechanism
+from textsift.stages import StageContext
 from textsift.stages.resources import StageResources
 
 log = logging.getLogger("textsift")
-# mechanism kind -> its implementation of textsift.mechanisms.base.Mechanism (``needs``, ``privatize``), imported
-# by name so the stage's computed code deps hold every mechanism; a new mechanism is one more entry
-MECHANISMS: dict[str, Mechanism] = {"datasifter": privatize_datasifter, "metric_dp": privatize_metric_dp,
-                                    "redact": privatize_redact}
 
 
 def documents(corpus: pd.DataFrame) -> Documents:
@@ -45,7 +42,7 @@ def documents(corpus: pd.DataFrame) -> Documents:
 def privatize_corpus(corpus: pd.DataFrame, setting: Setting, ctx: StageContext, key: int
                      ) -> tuple[list[str], dict[str, float]]:
     """One setting's mechanism over the corpus, its resources loaded from the project on demand."""
-    return MECHANISMS[setting.kind].privatize(documents(corpus), setting, StageResources(ctx), key)
+    return mechanism(setting.kind).privatize(documents(corpus), setting, StageResources(ctx), key)
 
 
 def privacy_metrics(original: pd.DataFrame, texts: list[str]) -> dict[str, float]:
