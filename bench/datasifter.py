@@ -22,10 +22,10 @@ from bench.harness import Figure, cpu_device, timed
 from textsift.config import DemoCorpusParams, FillInParams
 from textsift.demo import generate_demo
 from textsift.device import resolve_device
-from textsift.mechanisms.datasifter.config import DataSifterSetting
 from textsift.mechanisms.datasifter.fill import FillOptions, fill_documents
 from textsift.mechanisms.datasifter.masking import MaskingRule
 from textsift.mechanisms.datasifter.obfuscation import obfuscate
+from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sifter import mask_corpus
 from textsift.mechanisms.datasifter.wordlists import default_blacklist, stop_words
 from textsift.models.fill_in import build_model

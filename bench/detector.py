@@ -47,8 +47,8 @@ from textsift.device import resolve_device
 from textsift.errors import InputError
 from textsift.models.detector import build_detector, detect
 from textsift.models.detector_eval import evaluate_detector
-from textsift.models.detector_params import DetectorParams
 from textsift.models.detector_training import train_detector
+from textsift.models.params import DetectorParams
 from textsift.readers import read_conll
 from textsift.rng import torch_seed
 

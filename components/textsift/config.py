@@ -13,15 +13,14 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from textsift.budgets.config import EmbeddingDPParams
-from textsift.detection.data_params import DetectorDataParams
-from textsift.detection.params import DetectionParams
+from textsift.budgets.params import EmbeddingDPParams
+from textsift.detection.params import DetectionParams, DetectorDataParams
 from textsift.errors import ConfigError
 from textsift.interests.params import InterestParams
-from textsift.mechanisms.datasifter.config import DataSifterSetting
-from textsift.mechanisms.metric_dp.config import MetricDPSetting
+from textsift.mechanisms.datasifter.params import DataSifterSetting
+from textsift.mechanisms.metric_dp.params import MetricDPSetting
 from textsift.mechanisms.registry import Setting
-from textsift.models.detector_params import DetectorParams
+from textsift.models.params import DetectorParams
 from textsift.params_base import Frozen, Name
 
 Probability = float  # documented alias; range is enforced with Field(ge=0, le=1)

@@ -27,9 +27,14 @@ def _input_files(stage: Stage, params: Params) -> list[str]:
 
 
 def read_paths(stage: Stage, params: Params) -> list[str]:
-    """The paths of what ``stage`` reads: each catalog artifact, a keyed one at every key params give it."""
+    """The paths of what ``stage`` reads: each catalog artifact, a keyed one at every key params give it.
+
+    A read the params make unneeded (``Stage.unneeded``) is left out; a fan-out stage shares one DVC body,
+    so there a read is left out only when no instance needs it."""
+    keys = sorted(select(params, stage.foreach)) if stage.foreach else [None]
+    needed = {name for key in keys for name in stage.reads_for(params, key)}
     out = []
-    for name in stage.reads:
+    for name in (n for n in stage.reads if n in needed):
         entry = artifact(name)
         if entry.keyed:
             out += [entry.at(inst.key) for inst in instances(params) if inst.stage.name == entry.producer]

@@ -7,7 +7,8 @@ module it can run re-runs the stage under ``dvc repro`` and the flow's cache. A 
 ``foreach`` fans out over the named entries of that params key (``privatize@<setting>``).
 
 Full product DAG (stages land with their issues):
-ingest -> train_detectors -> detect, train_fill_in -> build_indexes -> privatize@setting -> evaluate, and
+ingest -> train_fill_in -> train_detectors (when its encoder is the fill-in model) -> detect,
+train_fill_in -> build_indexes -> privatize@setting -> evaluate, and
 detect, train_fill_in -> lrp_budgets -> embedding_dp@setting -> evaluate.
 """
 
@@ -73,11 +74,15 @@ class Stage:
     def metrics(self) -> tuple[str, ...]:
         return tuple(a.path for a in written_by(self.name) if a.metrics)
 
-    def instance_needs(self, params: Params, key: str | None = None) -> tuple[tuple[str, str | None], ...]:
-        """What one instance needs to run ad hoc (:mod:`textsift.prerequisites`): its non-keyed reads,
-        narrowed where the instance's params say so (an index built without the fill-in model)."""
+    def reads_for(self, params: Params, key: str | None = None) -> tuple[str, ...]:
+        """What one instance reads: ``reads``, narrowed where the instance's params say so (an index built
+        without the fill-in model, a detector trained on its own encoder)."""
         skipped = self.unneeded(params, key) if self.unneeded is not None else ()
-        return tuple((name, None) for name in self.reads if not artifact(name).keyed and name not in skipped)
+        return tuple(name for name in self.reads if name not in skipped)
+
+    def instance_needs(self, params: Params, key: str | None = None) -> tuple[tuple[str, str | None], ...]:
+        """What one instance needs to run ad hoc (:mod:`textsift.prerequisites`): its non-keyed reads."""
+        return tuple((name, None) for name in self.reads_for(params, key) if not artifact(name).keyed)
 
     @property
     def all_code(self) -> tuple[str, ...]:
@@ -104,6 +109,12 @@ class StageInstance:
         return tuple(self.path(p) for p in self.stage.outs)
 
     @property
+    def declared_params(self) -> tuple[str, ...]:
+        """The params keys the instance may read: the stage's, its input files' and its own fan-out entry."""
+        own = (f"{self.stage.foreach}.{self.key}",) if self.stage.foreach and self.key else ()
+        return (*self.stage.params, *self.stage.input_params, *own)
+
+    @property
     def metrics(self) -> tuple[str, ...]:
         return tuple(self.path(p) for p in self.stage.metrics)
 
@@ -116,12 +127,20 @@ STAGES: tuple[Stage, ...] = (
         input_params=("ingest.source.path",),
     ),
     Stage(
+        name="train_fill_in",
+        summary="train the WordPiece tokenizer and masked LM of DataSifterText on the training split",
+        reads=("corpus",),
+        params=("seed", "device", "fill_in", "tracking.log_models"),
+        gpu=True,
+    ),
+    Stage(
         name="train_detectors",
         summary="train the DPER nested privacy-entity detector (and the flat baseline) offline",
-        reads=("corpus",),
+        reads=("corpus", "fill_in"),
         params=("seed", "device", "detectors", "tracking.log_models"),
         input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
         gpu=True,
+        unneeded=lambda params, key: () if params.detectors.model.encoder == "fill_in" else ("fill_in",),
     ),
     Stage(
         name="detect",
@@ -130,13 +149,6 @@ STAGES: tuple[Stage, ...] = (
         params=("device", "detection", "detectors.data.wnut17_path", "detectors.data.wnut17_labels",
                 "detectors.data.btc_path", "detectors.data.corpus_labels"),
         input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
-        gpu=True,
-    ),
-    Stage(
-        name="train_fill_in",
-        summary="train the WordPiece tokenizer and masked LM of DataSifterText on the training split",
-        reads=("corpus",),
-        params=("seed", "device", "fill_in", "tracking.log_models"),
         gpu=True,
     ),
     Stage(
@@ -207,6 +219,7 @@ def instances(params: Params) -> list[StageInstance]:
 
 
 def upstream_instances(instance: StageInstance, params: Params) -> list[StageInstance]:
-    """The instances an instance waits for (all instances of each upstream stage)."""
-    names = set(instance.stage.upstream)
+    """The instances an instance waits for: every instance of each stage writing what it reads (its own reads,
+    narrowed by its params: an index over word2vec does not wait for the fill-in model)."""
+    names = {artifact(name).producer for name in instance.stage.reads_for(params, instance.key)}
     return [i for i in instances(params) if i.stage.name in names]

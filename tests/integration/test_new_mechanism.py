@@ -61,8 +61,8 @@ def _add_digits_mechanism(lib: Path) -> set[Path]:
     assert anchor in text
     entry = '    "digits": Registered(DigitsSetting, "textsift.mechanisms.digits.mechanism"),\n'
     text = text.replace(anchor, anchor + entry)
-    text = text.replace("from textsift.mechanisms.redact.config import RedactSetting\n",
-                        "from textsift.mechanisms.redact.config import RedactSetting\n"
+    text = text.replace("from textsift.mechanisms.redact.params import RedactSetting\n",
+                        "from textsift.mechanisms.redact.params import RedactSetting\n"
                         "from textsift.mechanisms.digits import DigitsSetting\n")
     registry.write_text(text, encoding="utf-8")
     return {package / "__init__.py", package / "mechanism.py", registry}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from textsift.budgets.allocation import unit_laplace
-from textsift.budgets.config import EmbeddingDPParams, EmbeddingDPSetting, RelevanceParams
+from textsift.budgets.params import EmbeddingDPParams, EmbeddingDPSetting, RelevanceParams
 from textsift.budgets.publish import Split, choose_shape, epsilon_for, manifest, noisy, selection_metric
 from textsift.budgets.sensitive_words import random_words, sample_words, step_one
 from textsift.config import parse_params

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from textsift.catalog import ARTIFACTS, artifact, path, written_by
+from textsift.config import load_params
 from textsift.errors import StageError
 from textsift.registry import STAGES, StageInstance, get_stage
 from textsift.stages import StageContext
@@ -53,3 +54,25 @@ def test_a_stage_reads_only_what_it_declares_and_writes_only_its_own(tmp_path: P
         ctx.input("budgets")
     with pytest.raises(StageError, match="cannot write 'corpus': ingest does"):
         ctx.output("corpus")
+
+
+def test_a_stage_reads_only_the_params_it_declares(tmp_path: Path) -> None:
+    params = load_params(REPO / "params.yaml")
+    setting = next(name for name, s in params.privatize.settings.items() if s.kind == "metric_dp")
+    ctx = StageContext(tmp_path, params, StageInstance(get_stage("privatize"), setting), None, "run")
+    assert ctx.params.indexes.geometry == params.indexes.geometry  # declared: the real value
+    assert ctx.params.privatize.settings[setting] == params.privatize.settings[setting]  # its own fan-out entry
+    assert setting in ctx.params.privatize.settings and ctx.params.seed == params.seed
+    assert ctx.declared["indexes.geometry.draws"] == params.indexes.geometry.draws
+    other = next(name for name in params.privatize.settings if name != setting)
+    with pytest.raises(StageError, match=f"reads params key 'privatize.settings.{other}', which it does not declare"):
+        _ = ctx.params.privatize.settings[other]
+    with pytest.raises(StageError, match="reads params key 'indexes.sources'"):
+        _ = ctx.params.indexes.sources
+    with pytest.raises(StageError, match="reads params key 'evaluate'"):
+        _ = ctx.params.evaluate.frontier
+    with pytest.raises(AttributeError, match="read-only"):
+        ctx.params.seed = 1
+    ingest = StageContext(tmp_path, params, StageInstance(get_stage("ingest")), None, "run")
+    with pytest.raises(StageError, match="stage ingest reads params key 'detection'"):
+        _ = ingest.params.detection

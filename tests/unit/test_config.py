@@ -84,7 +84,7 @@ def test_a_missing_params_file_is_an_error(tmp_path: Path) -> None:
 
 
 def test_schema_default_fill_order_is_what_params_yaml_ships() -> None:
-    from textsift.mechanisms.datasifter.config import DataSifterSetting
+    from textsift.mechanisms.datasifter.params import DataSifterSetting
 
     shipped = {s.fill_order for s in load_params(REPO / "params.yaml").privatize.settings.values()
                if s.kind == "datasifter"}

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from textsift.config import FillInParams
-from textsift.mechanisms.datasifter.config import DataSifterSetting
 from textsift.mechanisms.datasifter.fill import FillOptions, encode, fill_documents, window_starts
+from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sampling import Candidates, choose
 from textsift.mechanisms.datasifter.sifter import sift
 from textsift.mechanisms.datasifter.wordlists import default_blacklist

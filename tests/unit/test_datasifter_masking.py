@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from textsift.mechanisms.datasifter.config import DataSifterSetting
 from textsift.mechanisms.datasifter.masking import BLACK, NORMAL, WHITE, MaskingRule, mask_document
+from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sifter import mask_corpus, mask_metrics
 from textsift.mechanisms.datasifter.wordlists import default_blacklist, parse_word_list, stop_words
 from textsift.rng import generator

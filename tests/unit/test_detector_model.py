@@ -12,7 +12,6 @@ from textsift.corpus import Span
 from textsift.models.detector import reverse_padded
 from textsift.models.detector_encoders import SHAPES, char_shape, minilm_folder
 from textsift.models.detector_eval import span_metrics
-from textsift.models.detector_params import DetectorParams
 from textsift.models.detector_windows import (
     collate,
     make_windows,
@@ -23,6 +22,7 @@ from textsift.models.detector_windows import (
 )
 from textsift.models.flat_tagging import spans_to_tags, tag_names, tags_to_spans
 from textsift.models.global_pointer import MASKED, GlobalPointer, apply_rope, decode_spans, global_pointer_loss
+from textsift.models.params import DetectorParams
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,9 @@ from textsift.corpus import Span
 from textsift.models.detector import detect, detect_scored, logit, probability
 from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import load_detector, save_detector
-from textsift.models.detector_params import DetectorParams
 from textsift.models.detector_training import TrainedDetector, train_detector
 from textsift.models.detector_windows import collate, make_windows
+from textsift.models.params import DetectorParams
 
 SYLLABLES = ["ka", "lo", "mi", "ren", "tor", "vin", "sa", "bel", "dru", "mont", "qui", "zel", "ash", "per", "gun"]
 TEMPLATES = [

@@ -9,8 +9,8 @@ from scipy import stats
 
 from textsift import rng
 from textsift.errors import ConfigError
-from textsift.mechanisms.metric_dp.config import MetricDPSetting
 from textsift.mechanisms.metric_dp.noise import check_privacy_params, sample_noise
+from textsift.mechanisms.metric_dp.params import MetricDPSetting
 
 M, N = 183, 4000
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from textsift.corpus import Span
-from textsift.detection.data_params import DetectorDataParams
+from textsift.detection.params import DetectorDataParams
 from textsift.detection.real_corpora import bio_example, drop_user_names, read_btc, read_btc_file
 from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import build_detector_data, real_test_sets, recase

@@ -8,7 +8,7 @@ import pytest
 
 from textsift.corpus import Span
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
-from textsift.mechanisms.redact.config import RedactSetting
+from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact, redact_text
 
 TEXT = "John Smith called from Lyon. Later SMITH wrote: smith@acme.com. Smithson is unrelated. Lyon is cold."

@@ -16,8 +16,8 @@ from sklearn.linear_model import Ridge
 
 from textsift import rng
 from textsift.budgets.candidates import CharSpan, candidate_sets
-from textsift.budgets.config import RelevanceParams, SensitivityParams
 from textsift.budgets.lrp import MLPClassifier, fit_relevance_regressor, lrp_epsilon, predict_relevance, train_mlp
+from textsift.budgets.params import RelevanceParams, SensitivityParams
 from textsift.budgets.sensitivity import cluster_spread
 from textsift.budgets.sentence_encoder import SentenceEncoder, encode
 from textsift.models.fill_in import FillInModel

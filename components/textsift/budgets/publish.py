@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from textsift.budgets.allocation import allocate_epsilon, laplace_scale, uniform_epsilon
-from textsift.budgets.config import EmbeddingDPSetting, GridParams, RelevanceParams
 from textsift.budgets.fit import classify
+from textsift.budgets.params import EmbeddingDPSetting, GridParams, RelevanceParams
 from textsift.evaluation.utility import score_probabilities
 
 ACCOUNTING = (

@@ -1,7 +1,9 @@
-"""Parameters of detection at inference time (params ``detection``, METHODS.md §4.1).
+"""Parameters of detection (METHODS.md §4.1): the detector's training data (``detectors.data``) and
+detection at inference time (``detection``), apart from the code that reads data and runs recognizers,
+so the params schema can import them without importing readers or models.
 
-Which recognizers run and the confidence each entity type needs. These are not training
-choices: changing them re-runs the ``detect`` stage and what reads its spans, never
+Inference params say which recognizers run and the confidence each entity type needs. They are not
+training choices: changing them re-runs the ``detect`` stage and what reads its spans, never
 ``train_detectors``.
 """
 
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from textsift.params_base import Frozen
 
@@ -53,3 +55,53 @@ class DetectionParams(Frozen):
         if bad:
             raise ValueError(f"thresholds must be in (0, 1]: {', '.join(sorted(bad))}")
         return value
+
+CORPUS_TO_DPER = {"CITY": "LOC", "COMPANY": "ORG", "SCHOOL": "ORG"}  # the demo corpus's labels
+
+
+class SilverParams(Frozen):
+    """Silver labels on the corpus's training split from offline teachers (``textsift.detection.silver``)."""
+
+    use: Literal["auto", "always", "never"] = Field(
+        "auto", description="auto: only when the corpus has no gold spans; always: also add teacher spans that "
+                            "overlap no gold span; never")
+    teachers: list[Literal["spacy", "patterns"]] = Field(
+        default_factory=lambda: ["spacy", "patterns"], min_length=1,
+        description="spacy (spaCy's English NER, an installed package), patterns (structured personal data)")
+    min_score: float = Field(0.5, gt=0, le=1, description="confidence a teacher's span needs")
+    max_docs: int | None = Field(None, ge=1, description="label at most the first N training documents (null: all)")
+
+
+class DetectorDataParams(Frozen):
+    """Which sources make the DPER training data, how many synthetic sentences, and the splits."""
+
+    synthetic_docs: int = Field(20_000, ge=0, le=5_000_000, description="synthetic sentences (0: none)")
+    corpus_spans: bool = Field(True, description="use the corpus's gold spans, keeping its splits")
+    silver: SilverParams = Field(default_factory=SilverParams)
+    corpus_labels: dict[str, str] = Field(
+        default_factory=lambda: dict(CORPUS_TO_DPER),
+        description="corpus span label -> detector label; labels not listed are kept as they are")
+    wnut17_path: str | None = Field(
+        None, description="WNUT-17 folder (train/dev/test files kept as splits) or one CoNLL file; None: unused")
+    wnut17_labels: Literal["dper", "own"] | dict[str, str] = Field(
+        "dper", description="'dper': person/location -> PERSON/LOC, corporation/group -> ORG, others dropped; "
+        "'own': WNUT's six types as they are; or a mapping (types not listed are dropped)")
+    btc_path: str | None = Field(
+        None, description="Broad Twitter Corpus folder (train.conll.gz, dev.conll, test.conll kept as splits; "
+        "user names restored, PER/LOC/ORG -> PERSON/LOC/ORG); None: unused")
+    real_limit: int | None = Field(
+        None, ge=1, description="train on the first N training sentences of each real corpus (null: all; "
+        "its validation and test files stay whole)")
+    real_case_rate: float = Field(
+        0.1, ge=0, le=1, description="share of WNUT-17/BTC training sentences re-cased (half upper, half lower "
+        "case, chosen by a keyed hash), so names are found whatever their casing")
+    validation: float = Field(
+        0.1, ge=0, lt=1, description="share of synthetic (single-file WNUT) examples to validate on")
+    test: float = Field(0.1, gt=0, lt=1, description="share of synthetic (single-file WNUT) examples held out for test")
+    max_chars: int = Field(512, ge=32, le=100_000, description="longer examples are cut (never inside a span)")
+
+    @model_validator(mode="after")
+    def _leaves_train(self) -> DetectorDataParams:
+        if self.validation + self.test >= 1:
+            raise ValueError("validation + test must be < 1 (train gets the rest)")
+        return self

@@ -28,7 +28,7 @@ from typing import Literal
 import pandas as pd
 
 from textsift.corpus import SPLITS, Span, spans_to_python
-from textsift.detection.data_params import DetectorDataParams, SilverParams
+from textsift.detection.params import DetectorDataParams, SilverParams
 from textsift.detection.real_corpora import BTC_TO_DPER, drop_user_names, read_btc, read_conll_examples
 from textsift.detection.recognizers.base import Recognizer
 from textsift.detection.silver import silver_spans

@@ -21,9 +21,9 @@ from pydantic import Field
 
 from textsift.errors import ConfigError
 from textsift.mechanisms.base import Mechanism
-from textsift.mechanisms.datasifter.config import DataSifterSetting
-from textsift.mechanisms.metric_dp.config import MetricDPSetting
-from textsift.mechanisms.redact.config import RedactSetting
+from textsift.mechanisms.datasifter.params import DataSifterSetting
+from textsift.mechanisms.metric_dp.params import MetricDPSetting
+from textsift.mechanisms.redact.params import RedactSetting
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ from torch import nn
 from textsift.corpus import Span
 from textsift.device import autocast, global_torch_rng
 from textsift.models.detector_encoders import SHAPES, build_encoder, init_weights
-from textsift.models.detector_params import DetectorParams
 from textsift.models.detector_windows import Window, collate, make_windows, window_scored_spans
 from textsift.models.flat_tagging import FlatHead, decode_tags
 from textsift.models.global_pointer import GlobalPointer, TokenSpan, decode_spans
+from textsift.models.params import DetectorParams
 
 
 class Example(Protocol):

@@ -22,8 +22,8 @@ from transformers import AutoModel, AutoTokenizer, RoFormerConfig, RoFormerModel
 
 from textsift.device import global_torch_rng
 from textsift.errors import ConfigError, InputError
-from textsift.models.detector_params import DetectorParams
 from textsift.models.loading import hf_folders, load_pretrained
+from textsift.models.params import DetectorParams
 
 SHAPES = ("none", "capitalised", "all_caps", "lower", "digits", "punctuation", "other")  # index 0: special/pad
 INIT_STD = 0.02  # BERT's initializer_range for weights drawn here

@@ -17,9 +17,9 @@ from transformers import AutoConfig, AutoTokenizer
 from textsift.device import global_torch_rng
 from textsift.models.detector import Detector, DetectorNet
 from textsift.models.detector_encoders import encoder_from_config
-from textsift.models.detector_params import DetectorParams
 from textsift.models.folder_io import ENCODER, TOKENIZER, WEIGHTS, read_meta, write_model_folder
 from textsift.models.loading import load_pretrained
+from textsift.models.params import DetectorParams
 
 FORMAT = "textsift.detector/1"
 META = "detector.json"

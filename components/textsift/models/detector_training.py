@@ -25,10 +25,10 @@ from torch.optim.lr_scheduler import LambdaLR
 from textsift.device import global_torch_rng
 from textsift.errors import InputError
 from textsift.models.detector import Detector, Example, build_detector, forward_windows
-from textsift.models.detector_params import DetectorParams
 from textsift.models.detector_windows import Window, make_windows, text_token_spans, tokenize, window_targets
 from textsift.models.flat_tagging import IGNORE, flat_loss, spans_to_tags
 from textsift.models.global_pointer import TokenSpan, global_pointer_loss
+from textsift.models.params import DetectorParams
 from textsift.rng import generator, torch_seed
 
 log = logging.getLogger("textsift")

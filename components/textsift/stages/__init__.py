@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from textsift import stage_cache
+from textsift.artifacts import MODEL_CACHE, materialize, read_pointer
 from textsift.catalog import artifact
 from textsift.catalog import path as catalog_path
 from textsift.config import Params, flatten, load_params, select
 from textsift.corpus import write_json
 from textsift.datasets import stage_datasets
+from textsift.declared_params import DeclaredParams
 from textsift.errors import StageError
 from textsift.registry import StageInstance, get_stage
 from textsift.tracking import Tracker
@@ -35,7 +37,11 @@ _IMPORT_LOCK = threading.Lock()
 
 @dataclass
 class StageContext:
-    """What a stage sees: the project root, validated params, its instance and its run."""
+    """What a stage sees: the project root, validated params, its instance and its run.
+
+    ``params`` is seen through :class:`~textsift.declared_params.DeclaredParams`: a key the stage does not
+    declare in the registry cannot be read, so no undeclared key can change an output behind DVC's back.
+    """
 
     root: Path
     params: Params
@@ -44,6 +50,16 @@ class StageContext:
     run_id: str
     parent_run_id: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)
+    declared: dict[str, Any] = field(default_factory=dict, init=False)  # the declared params, flat (as logged)
+    reads: tuple[str, ...] = field(default=(), init=False)  # the catalog artifacts this instance may read
+
+    def __post_init__(self) -> None:
+        if isinstance(self.params, Params):
+            self.reads = self.instance.stage.reads_for(self.params, self.instance.key)
+            self.declared = _stage_params(self.params, self.instance)
+            self.params = DeclaredParams(self.params, self.instance.declared_params, self.instance.name)
+        else:
+            self.reads = self.instance.stage.reads
 
     def path(self, relative: str) -> Path:
         return self.root / relative
@@ -54,10 +70,16 @@ class StageContext:
         Raises:
             StageError: the stage does not declare ``name`` in its ``reads`` (its DVC deps would miss it).
         """
-        if name not in self.instance.stage.reads:
-            raise StageError(f"stage {self.instance.stage.name} reads {name!r}, which it does not declare "
-                             f"(registry reads: {', '.join(self.instance.stage.reads) or 'none'})")
+        if name not in self.reads:
+            raise StageError(f"stage {self.instance.name} reads {name!r}, which it does not declare "
+                             f"(registry reads for its params: {', '.join(self.reads) or 'none'})")
         return self.root / catalog_path(name, key)
+
+    def model(self, name: str) -> Path | None:
+        """The local folder of model artifact ``name`` (a pointer in the catalog; the model itself in MLflow,
+        fetched once into the model cache); None when the pointer says the model was not trained."""
+        pointer = read_pointer(self.input(name))
+        return materialize(pointer, self.tracker, self.root / MODEL_CACHE) if pointer.get("sha256") else None
 
     def output(self, name: str) -> Path:
         """Where this instance writes catalog artifact ``name`` (one the stage produces)."""

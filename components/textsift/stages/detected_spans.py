@@ -19,7 +19,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from textsift.artifacts import detector_folder
 from textsift.corpus import Span, write_table
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import build_recognizers, run_recognizers
@@ -57,7 +56,7 @@ def detect_corpus(ctx: StageContext, texts: Sequence[str]) -> list[list[Detectio
     """The project's recognizer set (params ``detection``) over ``texts``."""
     detector = None
     if "model" in ctx.params.detection.recognizers:
-        detector = load_detector(detector_folder(ctx.root, ctx.tracker), resolve_device(ctx.params.device))
+        detector = load_detector(ctx.model("detector"), resolve_device(ctx.params.device))
     return run_recognizers(build_recognizers(ctx.params.detection, detector), texts, ctx.params.detection)
 
 

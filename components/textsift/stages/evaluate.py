@@ -35,7 +35,6 @@ import numpy as np
 import pandas as pd
 
 from textsift import quality
-from textsift.artifacts import detector_folder, interests_folder
 from textsift.budgets.publish import ACCOUNTING
 from textsift.config import InterestAttackParams, flatten
 from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_json
@@ -193,7 +192,7 @@ def _privacy_metrics(ctx: StageContext) -> dict[str, dict[str, float]]:
 
 def attacker_metrics(ctx: StageContext, corpus: pd.DataFrame) -> dict[str, dict[str, float]]:
     """``privacy.attacker.recall[.<LABEL>]`` per corpus: the gold test spans the detector finds again (§5)."""
-    detector = load_detector(detector_folder(ctx.root, ctx.tracker), resolve_device(ctx.params.device))
+    detector = load_detector(ctx.model("detector"), resolve_device(ctx.params.device))
     test = _split(corpus, "test")
     originals, spans = test["text"].tolist(), [spans_to_python(s) for s in test["spans"]]
     outputs = {"original": originals}
@@ -240,7 +239,7 @@ def interest_metrics(ctx: StageContext, corpus: pd.DataFrame) -> dict[str, dict[
     """``privacy.interest.*`` per corpus (``original`` included): what the IPI attacker infers from its test
     split, against the original's inference and, where the corpus knows them, the true interests
     (:mod:`textsift.interests.attack`); nothing when train_detectors trained no interest model."""
-    folder = interests_folder(ctx.root, ctx.tracker)
+    folder = ctx.model("interests")
     if folder is None:
         return {}
     model = load_interest_model(folder, resolve_device(ctx.params.device))
@@ -353,9 +352,9 @@ def leak_intervals(leaks: pd.DataFrame) -> dict[str, tuple[float, float]]:
 
 def reproducible_provenance(ctx: StageContext) -> dict[str, str]:
     """What the report was computed from, identical on every reproduction of the same inputs."""
-    params = hashlib.sha256(json.dumps(flatten(ctx.params), sort_keys=True, default=str).encode()).hexdigest()
+    params = hashlib.sha256(json.dumps(ctx.declared, sort_keys=True, default=str).encode()).hexdigest()
     return {"corpus (data/ingest/corpus.parquet) sha256": content_digest(ctx.input("corpus")),
-            "params sha256": params, "textsift version": _version("textsift")}
+            "params sha256 (the keys evaluate declares)": params, "textsift version": _version("textsift")}
 
 
 def run_provenance(ctx: StageContext, run_id: str) -> dict[str, str]:

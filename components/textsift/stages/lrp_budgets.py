@@ -23,7 +23,6 @@ import pandas as pd
 import pyarrow as pa
 
 from textsift import quality
-from textsift.artifacts import fill_in_folder
 from textsift.budgets.fit import classify, fit_relevance, word_spreads
 from textsift.budgets.sensitive_words import random_words, sample_words, step_one
 from textsift.budgets.sensitivity import aggregate_sensitivity
@@ -101,7 +100,7 @@ def run(ctx: StageContext) -> None:
         words += random_words(train_ids, train_texts, params.sensitivity.min_words - n_sensitive, seed, words)
         log.info("lrp_budgets: %d task-relevant sensitive words; %d random words top up step 2",
                  n_sensitive, len(words) - n_sensitive)
-    fill_in = load_fill_in(fill_in_folder(ctx.root, ctx.tracker), device)
+    fill_in = load_fill_in(ctx.model("fill_in"), device)
     started = time.perf_counter()
     spreads = word_spreads(encoder, fill_in, train_texts, words, params.sensitivity, seed, params.batch_size,
                            params.max_length)

@@ -10,7 +10,6 @@ from typing import Any
 
 import pandas as pd
 
-from textsift.artifacts import fill_in_folder
 from textsift.corpus import Span
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
@@ -35,7 +34,7 @@ class StageResources:
         return detected_spans(self.ctx, pd.DataFrame({"doc_id": docs.ids, "text": docs.texts}), labels)
 
     def fill_in(self) -> Any:
-        return load_fill_in(fill_in_folder(self.ctx.root, self.ctx.tracker), self.device)
+        return load_fill_in(self.ctx.model("fill_in"), self.device)
 
     def _index(self, name: str) -> Any:
         return load_index(self.ctx.input("index", name))

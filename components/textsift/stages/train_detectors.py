@@ -23,12 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from textsift import quality
-from textsift.artifacts import (
-    INTERESTS_SHA_TAG,
-    SHA_TAG,
-    fill_in_folder,
-    write_pointer,
-)
+from textsift.artifacts import INTERESTS_SHA_TAG, SHA_TAG, write_pointer
 from textsift.corpus import read_corpus, write_json
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.build import build_recognizers
@@ -128,7 +123,7 @@ def run(ctx: StageContext) -> None:
     data = load_detector_data(settings.data, params.seed, corpus if settings.data.corpus_spans else None, ctx.root,
                               teachers)
     device = resolve_device(params.device)
-    encoder = fill_in_folder(ctx.root, ctx.tracker) if settings.model.encoder == "fill_in" else None
+    encoder = ctx.model("fill_in") if settings.model.encoder == "fill_in" else None
     log.info("train_detectors: %d training examples, %d types, encoder %s, device %s", len(data.train),
              len(data.label_set), settings.model.encoder, device)
     trained = train_detector(data.train, settings.model, params.seed, device, labels=data.label_set,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from textsift.mechanisms.datasifter.config import DataSifterSetting
+from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sampling import Candidates, choose
 from textsift.models.fill_in import FillInModel, logits_at
 from textsift.tokenize import Token

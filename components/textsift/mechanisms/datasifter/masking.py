@@ -20,7 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
-from textsift.mechanisms.datasifter.config import DataSifterSetting
+from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.tokenize import normal_form
 
 NORMAL, WHITE, BLACK = 0, 1, 2  # token classes

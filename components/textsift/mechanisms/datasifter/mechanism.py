@@ -10,7 +10,7 @@ privatize stage adds leak metrics and the quality checks.
 from __future__ import annotations
 
 from textsift.mechanisms.base import Documents, Resources
-from textsift.mechanisms.datasifter.config import DataSifterSetting
+from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sifter import sift
 from textsift.mechanisms.datasifter.wordlists import default_blacklist, parse_word_list
 from textsift.tokenize import words

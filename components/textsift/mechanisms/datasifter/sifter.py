@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from textsift.corpus import Span
-from textsift.mechanisms.datasifter.config import DataSifterSetting
 from textsift.mechanisms.datasifter.fill import FillOptions, fill_documents
 from textsift.mechanisms.datasifter.masking import MaskingRule, MaskResult, mask_document
 from textsift.mechanisms.datasifter.obfuscation import obfuscate
+from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.partners import NO_PARTNER
 from textsift.mechanisms.datasifter.wordlists import stop_words
 from textsift.mechanisms.protected_spans import consistent_spans

@@ -24,8 +24,8 @@ from textsift.embeddings.bert import ContextualEncoder, load_bert
 from textsift.evaluation.geometry import deniability, sample_items
 from textsift.indexes.store import LoadedIndex
 from textsift.mechanisms.base import Documents, Resources
-from textsift.mechanisms.metric_dp.config import MetricDPSetting
 from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, static_embedder
+from textsift.mechanisms.metric_dp.params import MetricDPSetting
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard
 from textsift.mechanisms.protected_spans import consistent_spans
 from textsift.tokenize import metric_dp_words
@@ -37,8 +37,8 @@ SHARD_DOCS = 2000
 def _embedder(index: LoadedIndex, setting: MetricDPSetting, resources: Resources) -> Embedder:
     if not index.manifest["contextual"]:
         return static_embedder(index)
-    source = resources.params.indexes.sources[setting.index]
-    folder = resources.model_folder(source.model_path, f"indexes.sources.{setting.index}.model_path")
+    # the encoder the index was built with, from its manifest (build_indexes@<index> declares the source)
+    folder = resources.model_folder(index.manifest["model"], f"indexes.sources.{setting.index}.model_path")
     encoder = ContextualEncoder(*load_bert(folder, resources.device), resources.device)
     return ContextualEmbedder(encoder, index.projection)
 

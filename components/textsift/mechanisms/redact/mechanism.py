@@ -8,7 +8,7 @@ and the quality checks.
 from __future__ import annotations
 
 from textsift.mechanisms.base import Documents, Resources
-from textsift.mechanisms.redact.config import RedactSetting
+from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact
 
 per_document = True  # a stand-in is keyed by (key, document id, original string)

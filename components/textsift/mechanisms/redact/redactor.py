@@ -21,7 +21,7 @@ from faker import Faker
 from textsift import rng
 from textsift.corpus import Span
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
-from textsift.mechanisms.redact.config import RedactSetting
+from textsift.mechanisms.redact.params import RedactSetting
 from textsift.tokenize import words
 
 DATE_WINDOW = (date(1940, 1, 1), date(2020, 12, 31))  # where date pseudonyms fall, whatever today is
