@@ -30,6 +30,7 @@ def declared(recipe: Path = RECIPE) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Serve ``prefect.yaml``'s deployment from this process, with a temporary API when no server is configured."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--root", default=None, help="project folder the runs work in (default: prefect.yaml's)")
     args = parser.parse_args(argv)

@@ -195,6 +195,10 @@ def task_runner(kind: str, workers: int, address: str | None) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the pipeline flow from the command line and print where its runs, metrics and report are.
+
+    Returns the exit status: 0, or 2 after printing a textsift error (e.g. another run holds the project).
+    """
     parser = argparse.ArgumentParser(description="Run the textsift pipeline as a Prefect flow.")
     parser.add_argument("--root", default=".", help="project folder (default: current)")
     parser.add_argument("--params", default=None, help="params file (default: <root>/params.yaml)")

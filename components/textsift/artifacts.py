@@ -30,9 +30,13 @@ MODEL_CACHE = f"{STATE_DIR}/cache/models"  # models fetched from MLflow, one fol
 
 
 class ArtifactSource(Protocol):
-    def download_artifacts(self, run_id: str, artifact_path: str, dest: Path) -> Path: ...
+    def download_artifacts(self, run_id: str, artifact_path: str, dest: Path) -> Path:
+        """Fetch ``artifact_path`` of run ``run_id`` into ``dest``; return the local path of what it fetched."""
+        ...
 
-    def find_run(self, tag: str, value: str) -> str | None: ...
+    def find_run(self, tag: str, value: str) -> str | None:
+        """The id of a finished run whose tag ``tag`` equals ``value`` (a model's sha256), or None."""
+        ...
 
 
 # MLflow writes a creation time and a random uuid into MLmodel: not part of the model's identity.
@@ -57,6 +61,7 @@ def write_pointer(target: str | Path, name: str, artifact_path: str, local_dir: 
 
 
 def read_pointer(path: str | Path) -> dict:
+    """The pointer ``{name, artifact_path, sha256}`` in ``path``; StageError when its training stage has not run."""
     path = Path(path)
     if not path.exists():
         raise StageError(f"{path} is missing: run the stage that trains this model first")

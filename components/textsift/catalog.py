@@ -32,6 +32,7 @@ class Artifact:
 
     @property
     def keyed(self) -> bool:
+        """Whether the path holds ``{key}``: the producer writes one per fan-out key."""
         return "{key}" in self.path
 
     def at(self, key: str | None = None) -> str:

@@ -78,17 +78,20 @@ class Rejects:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, record: RawRecord, reason: str) -> None:
+        """Keep ``record`` as a reject: its id, ``reason``, source line and original bytes."""
         self.rows.append(
             {"doc_id": record.doc_id, "reason": reason, "source_line": record.source_line, "raw": record.raw}
         )
 
     def counts(self) -> dict[str, int]:
+        """How many records were rejected for each reason, sorted by reason (for the ingest metrics)."""
         out: dict[str, int] = {}
         for row in self.rows:
             out[row["reason"]] = out.get(row["reason"], 0) + 1
         return dict(sorted(out.items()))
 
     def to_table(self) -> pa.Table:
+        """The rejects as an Arrow table of ``REJECTS_SCHEMA`` (the rejects Parquet file)."""
         return pa.Table.from_pylist(self.rows, schema=REJECTS_SCHEMA)
 
 

@@ -53,12 +53,15 @@ class DeclaredParams:
         return len(self._node)
 
     def get(self, key: str, default: Any = None) -> Any:
+        """``self[key]`` when the node has ``key``, else ``default``; a present key must be declared."""
         return self[key] if key in self._node else default
 
     def items(self) -> Iterator[tuple[str, Any]]:
+        """(key, value) pairs of the node, each value read through the declared-key check."""
         return ((key, self[key]) for key in self._node)
 
     def values(self) -> Iterator[Any]:
+        """The node's values, each read through the declared-key check."""
         return (self[key] for key in self._node)
 
     def __setattr__(self, name: str, value: Any) -> None:

@@ -79,4 +79,5 @@ def render(params: Params) -> dict[str, Any]:
 
 
 def render_text(params: Params) -> str:
+    """The text of ``dvc.yaml``: ``HEADER`` and :func:`render`'s document as YAML (``textsift dvc render``)."""
     return HEADER + yaml.safe_dump(render(params), sort_keys=False, width=120)

@@ -130,6 +130,7 @@ def _from_mapping(row: dict[str, Any], line: int, raw: bytes, src: SourceParams)
 
 
 def read_jsonl(path: Path, src: SourceParams) -> Iterator[RawRecord]:
+    """One record per non-blank JSON-object line; undecodable or malformed lines become problem records."""
     for line_no, raw in enumerate(_read_bytes(path).split(b"\n"), start=1):
         if not raw.strip():
             continue

@@ -68,10 +68,12 @@ class Stage:
 
     @property
     def outs(self) -> tuple[str, ...]:
+        """Paths of the catalog artifacts the stage writes that DVC caches (its outs; metrics files excluded)."""
         return tuple(a.path for a in written_by(self.name) if not a.metrics)
 
     @property
     def metrics(self) -> tuple[str, ...]:
+        """Paths of the stage's DVC metrics files (``cache: false``, kept by git)."""
         return tuple(a.path for a in written_by(self.name) if a.metrics)
 
     def reads_for(self, params: Params, key: str | None = None) -> tuple[str, ...]:
@@ -99,13 +101,16 @@ class StageInstance:
 
     @property
     def name(self) -> str:
+        """``stage@key`` for a fan-out instance, else the stage's name: what DVC, Prefect and MLflow call it."""
         return f"{self.stage.name}@{self.key}" if self.key else self.stage.name
 
     def path(self, template: str) -> str:
+        """``template`` with ``{key}`` replaced by this instance's key."""
         return template.replace("{key}", self.key or "")
 
     @property
     def outs(self) -> tuple[str, ...]:
+        """The stage's outs at this instance's key."""
         return tuple(self.path(p) for p in self.stage.outs)
 
     @property
@@ -116,6 +121,7 @@ class StageInstance:
 
     @property
     def metrics(self) -> tuple[str, ...]:
+        """The stage's metrics files at this instance's key."""
         return tuple(self.path(p) for p in self.stage.metrics)
 
 
@@ -163,7 +169,8 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="privatize",
         summary="apply one named privacy setting to the corpus (DataSifterText, metric-DP or redact)",
-        reads=("corpus", "detected", "fill_in", "index", "index_metrics"),
+        # detector: documents the detected file lacks (``textsift privatize`` on a new file) are detected on the spot
+        reads=("corpus", "detected", "detector", "fill_in", "index", "index_metrics"),
         params=("seed", "device", "privatize.production", "detection", "indexes.geometry"),
         gpu=True,
         foreach="privatize.settings",
@@ -172,7 +179,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="lrp_budgets",
         summary="embed the corpus (task-irrelevant sensitive words filled); per-dimension sensitivity, LRP relevance",
-        reads=("corpus", "detected", "fill_in"),
+        reads=("corpus", "detected", "detector", "fill_in"),
         params=("seed", "device", "detection", *(f"embedding_dp.{k}" for k in EMBEDDING_FIT_PARAMS)),
         gpu=True,
     ),
@@ -199,6 +206,7 @@ STAGES: tuple[Stage, ...] = (
 
 
 def get_stage(name: str) -> Stage:
+    """The registered stage called ``name``; a StageError lists the known stages otherwise."""
     for stage in STAGES:
         if stage.name == name:
             return stage

@@ -31,6 +31,7 @@ def words(text: str) -> list[Token]:
 
 
 def normal_form(word: str, case_sensitive: bool = False) -> str:
+    """The form word lists match on: case-folded unless ``case_sensitive`` (METHODS.md §1.2 choice (b))."""
     return word if case_sensitive else word.casefold()
 
 

@@ -59,6 +59,7 @@ def _sqlite_store_lock(uri: str) -> Iterator[None]:
 
 
 def git_commit(root: Path) -> str:
+    """The project's HEAD commit, tagged on every run; ``unknown`` outside git or when git fails."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=False
@@ -69,6 +70,7 @@ def git_commit(root: Path) -> str:
 
 
 def dvc_lock_digest(root: Path) -> str:
+    """A short digest of ``dvc.lock`` (``none`` without one), tagged on runs to tie them to its state."""
     lock = root / "dvc.lock"
     return hashlib.sha256(lock.read_bytes()).hexdigest()[:16] if lock.exists() else "none"
 
@@ -116,6 +118,7 @@ class Tracker:
         return run.info.run_id
 
     def log_params(self, run_id: str, params: Mapping[str, Any]) -> None:
+        """Log params as strings (cut at ``_MAX_PARAM_CHARS``), sorted, in batches MLflow accepts."""
         from mlflow.entities import Param
 
         items = [Param(k, str(v)[:_MAX_PARAM_CHARS]) for k, v in sorted(params.items())]
@@ -123,6 +126,7 @@ class Tracker:
             self.client.log_batch(run_id, params=items[start : start + 100])
 
     def log_metrics(self, run_id: str, metrics: Mapping[str, float], step: int = 0) -> None:
+        """Log aggregate metrics at ``step`` with one timestamp, in batches MLflow accepts."""
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
@@ -140,10 +144,12 @@ class Tracker:
             self.client.log_batch(run_id, metrics=items[start : start + 1000])
 
     def set_tags(self, run_id: str, tags: Mapping[str, str]) -> None:
+        """Set each of ``tags`` on the run."""
         for key, value in tags.items():
             self.client.set_tag(run_id, key, value)
 
     def log_artifact(self, run_id: str, path: str | Path, artifact_path: str | None = None) -> None:
+        """Upload one file to the run, under ``artifact_path`` when given."""
         self.client.log_artifact(run_id, str(path), artifact_path)
 
     def log_sklearn_model(self, run_id: str, model: Any, name: str, text_column: str | None = None) -> str:
@@ -184,6 +190,7 @@ class Tracker:
         return str(version.version)
 
     def set_model_alias(self, name: str, alias: str, version: str) -> None:
+        """Point ``alias`` of registered model ``name`` at ``version`` (evaluate: ``recommended``)."""
         self.client.set_registered_model_alias(name, alias, version)
 
     def log_dataset(self, run_id: str, name: str, path: Path, digest: str, context: str,
@@ -214,6 +221,7 @@ class Tracker:
         return runs[0].info.run_id if runs else None
 
     def download_artifacts(self, run_id: str, artifact_path: str, dest: Path) -> Path:
+        """Fetch ``artifact_path`` of a run into ``dest`` (created); with ``find_run``, an ArtifactSource."""
         dest.mkdir(parents=True, exist_ok=True)
         return Path(self.client.download_artifacts(run_id, artifact_path, str(dest)))
 
@@ -227,6 +235,7 @@ class Tracker:
         )
 
     def end_run(self, run_id: str, ok: bool) -> None:
+        """Close the run FINISHED when ``ok``, else FAILED."""
         self.client.set_terminated(run_id, "FINISHED" if ok else "FAILED")
 
     def end_orphaned_runs(self) -> list[str]:

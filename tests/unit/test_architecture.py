@@ -85,3 +85,30 @@ def test_transformers_is_imported_at_module_level_only() -> None:
                 if module and module.split(".")[0] in {"transformers", "sentence_transformers"}:
                     offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert offenders == []
+
+
+def _public_functions(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Public functions and methods of public classes in ``body``, not those nested inside functions."""
+    found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if not node.name.startswith("_"):
+                found.append(node)
+        elif isinstance(node, ast.ClassDef):
+            if not node.name.startswith("_"):
+                found.extend(_public_functions(node.body))
+        elif isinstance(node, ast.If | ast.Try | ast.With):
+            for block in (node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])):
+                found.extend(_public_functions(block))
+    return found
+
+
+def test_every_public_function_has_a_docstring() -> None:
+    """Public functions and methods say what they do and why; dunders and nested helpers are exempt."""
+    offenders = []
+    for path in sorted([*LIB.rglob("*.py"), *(REPO / "flows").rglob("*.py")]):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for func in _public_functions(tree.body):
+            if ast.get_docstring(func) is None:
+                offenders.append(f"{path.relative_to(REPO)}:{func.lineno} {func.name}")
+    assert offenders == []

@@ -49,16 +49,20 @@ class Builder:
         self.people: dict[int, tuple[str, str, str]] = {}
 
     def lit(self, text: str) -> None:
+        """Append literal text as a chunk outside any new span (empty text adds nothing)."""
         if text:
             self.chunks.append(text)
 
     def mark(self) -> int:
+        """Where a span that starts now begins (a chunk index), for :meth:`close` once its chunks are in."""
         return len(self.chunks)
 
     def close(self, start: int, label: str) -> None:
+        """Record a ``label`` span over the chunks added since ``start`` (a :meth:`mark`): it may nest entities."""
         self.spans.append((start, len(self.chunks), label))
 
     def entity(self, label: str, text: str) -> None:
+        """Append ``text`` as one chunk that is a ``label`` span of its own."""
         self.chunks.append(text)
         self.spans.append((len(self.chunks) - 1, len(self.chunks), label))
 
@@ -71,6 +75,7 @@ class Builder:
         return text
 
     def ends_with(self, *suffixes: str) -> bool:
+        """Whether the last chunk ends with one of ``suffixes`` (lower-case), to avoid "the the" and double titles."""
         return bool(self.chunks) and self.chunks[-1].lower().endswith(suffixes)
 
     def person(self, k: int) -> tuple[str, str, str]:
@@ -100,6 +105,7 @@ def slug(text: str) -> str:
 
 
 def city(b: Builder) -> str:
+    """A city of the sentence's locale: sometimes a real one from the lexicon, else Faker's list or ``city()``."""
     r, loc = b.r, b.loc
     if loc.real_cities and r.random() < (0.3 if loc.cities else 0.5):
         return r.choice(loc.real_cities)

@@ -52,6 +52,7 @@ class WordVectors:
 
     @property
     def dim(self) -> int:
+        """The embedding dimension d (columns of ``vectors``)."""
         return int(self.vectors.shape[1])
 
     def restrict(self, corpus_words: Iterable[str]) -> WordVectors:

@@ -44,6 +44,7 @@ class MeanPoolClassifier(nn.Module):
             self.head.bias.zero_()
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Class logits (batch, n_classes): the last layer's states mean-pooled over real tokens, dropout, head."""
         states = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         mask = attention_mask.unsqueeze(-1).to(states.dtype)
         pooled = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)

@@ -84,10 +84,12 @@ class ProjectedVocabulary:
 
     @property
     def projected(self) -> bool:
+        """Whether the vectors went through a projection (False when m ≥ d made it pointless)."""
         return self.projection is not None
 
     @property
     def dim(self) -> int:
+        """The dimension of the stored vectors: m when projected, else d."""
         return int(self.vectors.shape[1])
 
     def subset(self, keep: np.ndarray) -> ProjectedVocabulary:

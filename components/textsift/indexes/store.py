@@ -42,7 +42,9 @@ EXACT_CPU_MAX_CELLS = 1_000_000
 class Searcher(Protocol):
     """Answers the index of the nearest item for each row of a (n, m) query array."""
 
-    def nearest(self, queries: np.ndarray) -> np.ndarray: ...
+    def nearest(self, queries: np.ndarray) -> np.ndarray:
+        """Row indices (n,) of the items nearest the (n, m) queries: the output words of METHODS.md §2."""
+        ...
 
 
 def _write_words(path: Path, words: list[str]) -> None:

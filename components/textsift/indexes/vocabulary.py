@@ -39,10 +39,14 @@ class CharSpan(Protocol):
     """A private span of a text: characters ``[start, end)`` (``corpus.Span``, a detector's output)."""
 
     @property
-    def start(self) -> int: ...
+    def start(self) -> int:
+        """Offset of the span's first character."""
+        ...
 
     @property
-    def end(self) -> int: ...
+    def end(self) -> int:
+        """Offset just past the span's last character (exclusive)."""
+        ...
 
 
 def _overlaps(start: int, end: int, ranges: list[tuple[int, int]]) -> bool:

@@ -18,6 +18,7 @@ WEIGHTS = {"rouge_1": 0.2, "rouge_2": 0.4, "rouge_l": 0.4}
 
 
 def words(text: str) -> list[str]:
+    """The lower-cased word tokens ROUGE compares (letters and digits; punctuation and ``_`` dropped)."""
     return _WORD.findall(text.lower())
 
 
@@ -35,6 +36,7 @@ def _ngrams(tokens: list[str], n: int) -> Counter[tuple[str, ...]]:
 
 
 def rouge_n(generated: Sequence[str], reference: Sequence[str], n: int) -> float:
+    """ROUGE-N: F1 of the clipped n-gram overlap of two token lists (METHODS.md §4.2)."""
     got, want = _ngrams(list(generated), n), _ngrams(list(reference), n)
     return _f1(sum((got & want).values()), sum(got.values()), sum(want.values()))
 

@@ -40,6 +40,7 @@ class InterestPost:
 
     @property
     def evidence(self) -> str:
+        """The text that gives the interest away, ``text[start:end]`` (empty for ``none``)."""
         return self.text[self.start:self.end]
 
     @property
@@ -57,6 +58,7 @@ class Lexicon:
 
     @property
     def categories(self) -> tuple[str, ...]:
+        """The interest categories, in the lexicon's order (the paper's 12)."""
         return tuple(self.templates)
 
 

@@ -57,9 +57,11 @@ class UniLMSeq2Seq(nn.Module):
         init_weights(self.transform, generator)
 
     def word_embeddings(self) -> nn.Embedding:
+        """The encoder's input word embeddings, to which the LM head's output is tied."""
         return self.encoder.embeddings.word_embeddings
 
     def forward(self, input_ids: torch.Tensor, segments: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+        """The encoder's last hidden states (batch, L, hidden) under the seq2seq attention mask."""
         return self.encoder(input_ids=input_ids, token_type_ids=segments,
                             attention_mask=seq2seq_mask(segments, attention)).last_hidden_state
 

@@ -34,10 +34,14 @@ class Example(Protocol):
     """A labelled text: ``text`` and its gold ``spans`` (nested allowed), e.g. a corpus record."""
 
     @property
-    def text(self) -> str: ...
+    def text(self) -> str:
+        """The labelled text."""
+        ...
 
     @property
-    def spans(self) -> Sequence[Span]: ...
+    def spans(self) -> Sequence[Span]:
+        """The gold character spans of ``text``, nested ones allowed."""
+        ...
 
 
 class DetectorNet(nn.Module):

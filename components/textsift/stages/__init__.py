@@ -62,6 +62,7 @@ class StageContext:
             self.reads = self.instance.stage.reads
 
     def path(self, relative: str) -> Path:
+        """``relative`` under the project root (a file params name; catalog artifacts go through ``input``)."""
         return self.root / relative
 
     def input(self, name: str, key: str | None = None) -> Path:

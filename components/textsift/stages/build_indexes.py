@@ -104,6 +104,12 @@ def _coverage(corpus: pd.DataFrame, words: list[str], lowercase: bool) -> float:
 
 
 def run(ctx: StageContext) -> None:
+    """Build the embedding index of source ``ctx.instance.key`` over the corpus and run its geometry experiments (§2).
+
+    Reads ``corpus`` (and a model where the source needs one); writes the ``index`` folder (manifest, vocabularies,
+    vectors, projection, Annoy file, plots) and ``index_metrics``; logs the metrics, the manifest and the plots to
+    MLflow (never the vocabularies) and a line with the output vocabulary's size, exclusions and dimensions.
+    """
     name = ctx.instance.key
     sources = ctx.params.indexes.sources
     if name not in sources:

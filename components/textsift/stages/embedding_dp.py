@@ -46,6 +46,12 @@ def _split(everything: Split, frame: pd.DataFrame, name: str) -> Split:
 
 
 def run(ctx: StageContext) -> None:
+    """Publish the noisy sentence embeddings of setting ``ctx.instance.key`` (METHODS.md §3 steps 4-6).
+
+    Reads the ``budgets`` fit; picks a, b, γ by validation score (``lrp`` settings), allocates ε_d and adds Laplace
+    noise; writes ``noisy_embeddings``, ``embedding_manifest`` and ``embedding_dp_metrics``; logs the metrics, the grid
+    and the manifest to MLflow and a line with the allocation, ε_max, the chosen shape and its validation score.
+    """
     key = ctx.instance.key or ""
     setting = ctx.params.embedding_dp.settings[key]
     rows, x, sensitivity, relevance = read_basis(ctx)

@@ -28,6 +28,7 @@ log = logging.getLogger("textsift")
 
 
 def source_records(params: Params, ctx: StageContext) -> Iterable[RawRecord]:
+    """The raw records of ``ingest.source``: the seeded demo corpus, or those read from its file."""
     source = params.ingest.source
     if source.kind == "demo":
         return generate_demo(params.ingest.demo, params.seed)
@@ -51,6 +52,7 @@ def build_corpus(clean: list[CleanRecord], params: IngestParams, seed: int) -> p
 
 
 def ingest_metrics(frame: pd.DataFrame, total: int, reject_counts: dict[str, int]) -> dict[str, float]:
+    """Counts of ingest: documents read, accepted and rejected (per reason), spans, labels, splits."""
     rejected = sum(reject_counts.values())
     metrics: dict[str, float] = {
         "docs.read": total,
@@ -68,6 +70,11 @@ def ingest_metrics(frame: pd.DataFrame, total: int, reject_counts: dict[str, int
 
 
 def run(ctx: StageContext) -> None:
+    """Read ``ingest.source``, validate, normalize and split it, and check the corpus's quality.
+
+    Writes ``rejects`` (before the reject-fraction check, so a failing run still shows them), ``corpus`` and
+    ``ingest_metrics``; logs the metrics (with the quality checks') and a line with the accepted and rejected counts.
+    """
     params = ctx.params
     clean, rejects, total = validate_records(source_records(params, ctx), params.ingest)
     write_table(rejects.to_table(), ctx.output("rejects"))

@@ -75,6 +75,12 @@ def embeddings_table(corpus: pd.DataFrame, basis: np.ndarray, clean: np.ndarray,
 
 
 def run(ctx: StageContext) -> None:
+    """Fit what every noisy-embedding setting shares: steps 1-3 of METHODS.md §3.
+
+    Reads ``corpus``, the sensitive spans (``detected`` unless ``embedding_dp.spans`` is gold) and ``fill_in``; writes
+    ``budgets`` (published-basis and clean embeddings, Δf_d, relevance) and ``lrp_budgets_metrics``; logs the metrics
+    and ``budgets.npz`` to MLflow (never the embeddings) and a line with the documents, Δf and clean validation scores.
+    """
     params, seed = ctx.params.embedding_dp, ctx.params.seed
     corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="lrp_budgets_input").raise_if_failed()

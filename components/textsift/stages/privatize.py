@@ -60,6 +60,12 @@ def privacy_metrics(original: pd.DataFrame, texts: list[str]) -> dict[str, float
 
 
 def run(ctx: StageContext) -> None:
+    """Apply privacy setting ``ctx.instance.key`` of ``privatize.settings`` to the whole corpus with its mechanism.
+
+    Reads ``corpus`` (and what the mechanism needs); writes ``privatized`` (ids, labels and splits kept, spans and
+    interests emptied) and ``privatize_metrics``; logs the metrics, tags the run with mechanism and setting, and logs a
+    line with the documents, seconds and share of tokens changed. Production mode draws a fresh seed.
+    """
     key = ctx.instance.key
     settings = ctx.params.privatize.settings
     if key not in settings:

@@ -31,18 +31,22 @@ class StageResources:
         self.index = cache(self._index)
 
     def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
+        """The spans the detect stage wrote for ``docs`` (detected anew for unknown texts), of ``labels``."""
         return detected_spans(self.ctx, pd.DataFrame({"doc_id": docs.ids, "text": docs.texts}), labels)
 
     def fill_in(self) -> Any:
+        """The project's fill-in masked LM, fetched through its pointer and loaded on the stage's device."""
         return load_fill_in(self.ctx.model("fill_in"), self.device)
 
     def _index(self, name: str) -> Any:
         return load_index(self.ctx.input("index", name))
 
     def model_folder(self, name: str, key: str) -> Path:
+        """The local folder of model ``name`` (minilm, fill_in or a path); ``key`` names it in errors."""
         return model_folder(name, self.ctx.root, self.ctx.tracker, key)
 
     def read_text(self, relative: str, key: str) -> str:
+        """A project file's text (a word list); a ConfigError names the setting's ``key`` when it is missing."""
         path = self.ctx.path(relative)
         if not path.is_file():
             raise ConfigError(f"privatize.settings.{self.ctx.instance.key}.{key}: {relative} is not a file")

@@ -115,6 +115,12 @@ def train_interests(ctx: StageContext, device: str) -> dict[str, float]:
 
 
 def run(ctx: StageContext) -> None:
+    """Train the DPER detector (METHODS.md §4.1), the flat tagger to compare and the IPI interest model (§4.2).
+
+    Reads ``corpus`` (and ``fill_in`` when it is the encoder); writes the pointers ``detector`` and ``interests`` and
+    ``train_detectors_metrics``; logs the epoch losses, the metrics and the models to MLflow (the run tagged with their
+    sha256) and lines with the training data and the test F1.
+    """
     params, settings = ctx.params, ctx.params.detectors
     corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="train_detectors_input").raise_if_failed()

@@ -30,6 +30,12 @@ ARTIFACT = "fill_in"
 
 
 def run(ctx: StageContext) -> None:
+    """Train DataSifterText's fill-in masked LM on the corpus's training split (METHODS.md §1.1).
+
+    Reads ``corpus``; writes the pointer ``fill_in`` and ``train_fill_in_metrics``; logs every step's loss, the metrics
+    and the model (transformers format, the run tagged with its sha256) to MLflow and a line with documents,
+    vocabulary size and device.
+    """
     params, fill = ctx.params, ctx.params.fill_in
     corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="train_fill_in_input").raise_if_failed()

@@ -28,6 +28,7 @@ class Detection:
 
     @property
     def span(self) -> Span:
+        """The detection as a corpus :class:`~textsift.corpus.Span` (offsets and label; no score or source)."""
         return Span(self.start, self.end, self.label)
 
 

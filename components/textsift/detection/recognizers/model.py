@@ -24,6 +24,7 @@ class ModelRecognizer:
         self.labels = tuple(detector.labels)
 
     def analyze(self, texts: Sequence[str], min_score: float) -> list[list[Detection]]:
+        """Per text, the detector's spans whose confidence (logistic of the span score) reaches ``min_score``."""
         found = detect_scored(self.detector, texts, self.batch_size, min_confidence=min_score)
         return [[Detection(s.start, s.end, s.label, score, self.name) for s, score in doc if score >= min_score]
                 for doc in found]

@@ -109,4 +109,5 @@ class PatternRecognizer:
     labels = tuple(dict.fromkeys(p.label for p in PATTERNS))
 
     def analyze(self, texts: Sequence[str], min_score: float) -> list[list[Detection]]:
+        """Per text, the validated pattern matches (:func:`find_patterns`) scoring at least ``min_score``."""
         return [[d for d in find_patterns(text) if d.score >= min_score] for text in texts]

@@ -53,6 +53,7 @@ class SpacyRecognizer:
         self.batch_size = batch_size
 
     def analyze(self, texts: Sequence[str], min_score: float) -> list[list[Detection]]:
+        """Per text, spaCy's entities of DPER's types, each scored ``SCORE``; none when ``SCORE < min_score``."""
         if SCORE < min_score:
             return [[] for _ in texts]
         return [[Detection(e.start_char, e.end_char, SPACY_TO_DPER[e.label_], SCORE, self.name)

@@ -38,6 +38,7 @@ class FillOptions:
 
     @classmethod
     def from_setting(cls, setting: DataSifterSetting) -> FillOptions:
+        """The fill options of a DataSifter setting: strategy, temperature, top-k, order, batching (§1.3)."""
         return cls(setting.fill_strategy, setting.temperature, setting.top_k, setting.fill_order,
                    setting.fill_batch_size, setting.window_overlap)
 

@@ -29,7 +29,9 @@ NORMAL, WHITE, BLACK = 0, 1, 2  # token classes
 class UniformSource(Protocol):
     """What masking draws from: ``numpy.random.Generator.random`` (uniforms in [0, 1))."""
 
-    def random(self, size: int) -> np.ndarray: ...
+    def random(self, size: int) -> np.ndarray:
+        """``size`` independent uniforms in [0, 1): one per unmasked token of a sweep."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class MaskResult:
 
     @property
     def fraction(self) -> float:
+        """The share of the document's tokens that are masked (0 for a document without tokens)."""
         return float(self.masked.mean()) if len(self.masked) else 0.0
 
 

@@ -25,7 +25,9 @@ Embedded = tuple[np.ndarray, np.ndarray]  # (known mask over the words, (n_known
 class Embedder(Protocol):
     lowercase: bool
 
-    def embed(self, docs: Sequence[Sequence[str]]) -> list[Embedded]: ...
+    def embed(self, docs: Sequence[Sequence[str]]) -> list[Embedded]:
+        """Per document, which words are known and the projected μ of the known ones (METHODS.md §2)."""
+        ...
 
 
 class StaticEmbedder:
@@ -43,6 +45,7 @@ class StaticEmbedder:
         self.lookup = {w: i for i, w in enumerate(words)}
 
     def embed(self, docs: Sequence[Sequence[str]]) -> list[Embedded]:
+        """Per document, which words the input table holds (after casing) and their projected vectors."""
         out = []
         for words in docs:
             ids = np.fromiter((self.lookup.get(lookup_key(w, self.lowercase), -1) for w in words),
@@ -66,4 +69,5 @@ class ContextualEmbedder:
         self.lowercase = encoder.lowercase
 
     def embed(self, docs: Sequence[Sequence[str]]) -> list[Embedded]:
+        """Per document, the known words' BERT hidden state 0 in context, projected with the index's matrix."""
         return [(known, project(vectors, self.projection)) for known, vectors in self.encoder.encode(docs)]

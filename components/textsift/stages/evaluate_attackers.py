@@ -1,0 +1,105 @@
+"""evaluate, attacker part: what an adversary still recovers from each corpus's test split (METHODS.md §5).
+
+Two attackers, loaded once and run on every corpus in turn (the original first, as the reference):
+the privacy-entity detector of ``train_detectors`` (the share of gold spans it finds again,
+``privacy.attacker.recall[.<LABEL>]``) and, when one was trained, the IPI interest model (METHODS.md
+§4.2 as an attribute-inference attack: ``privacy.interest.*``, against the original's inference and,
+where the corpus knows them, the true interests; :mod:`textsift.interests.attack`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from textsift.config import InterestAttackParams
+from textsift.corpus import Span, spans_to_python
+from textsift.device import resolve_device
+from textsift.evaluation.privacy import attacker_recall
+from textsift.interests.attack import interest_accuracy, interest_leak
+from textsift.interests.io import load_interest_model
+from textsift.interests.training import INTEREST_ONLY_TOKENS, InterestModel, generate, infer, parse
+from textsift.models.detector import detect
+from textsift.models.detector_io import load_detector
+from textsift.stages import StageContext
+
+log = logging.getLogger("textsift")
+
+
+def infer_interests(model: InterestModel, texts: list[str], attack: InterestAttackParams) -> list[str]:
+    """The attacker's interest per text (:func:`textsift.interests.training.infer`); with
+    ``min_evidence_overlap`` 0 only the interest is decoded (2 tokens: 3.4x faster on demo documents)."""
+    if attack.min_evidence_overlap <= 0:
+        return [parse(g)[0] for g in generate(model, texts, INTEREST_ONLY_TOKENS)]
+    return [interest for interest, _ in infer(model, texts, attack.min_evidence_overlap)]
+
+
+def _prefixed(scores: dict[str, float]) -> dict[str, float]:
+    return {f"privacy.{name}": value for name, value in scores.items()}
+
+
+@dataclass
+class Attackers:
+    """The attackers and the original test split they are scored against; :meth:`original` runs first."""
+
+    detector: Any
+    interest_model: InterestModel | None
+    attack: InterestAttackParams
+    originals: list[str]
+    spans: list[list[Span]]
+    truth: list[str | None]
+    original_interests: list[str] = field(default_factory=list)
+    interest_seconds: float = 0.0
+    corpora: int = 0
+
+    @classmethod
+    def load(cls, ctx: StageContext, test: pd.DataFrame) -> Attackers:
+        """The project's detector and interest model (None when train_detectors trained none), on ``test``."""
+        device = resolve_device(ctx.params.device)
+        folder = ctx.model("interests")
+        return cls(detector=load_detector(ctx.model("detector"), device),
+                   interest_model=None if folder is None else load_interest_model(folder, device),
+                   attack=ctx.params.evaluate.interest_attack, originals=test["text"].tolist(),
+                   spans=[spans_to_python(s) for s in test["spans"]],
+                   truth=[None if pd.isna(t) else str(t) for t in test["interest"]])
+
+    def original(self) -> dict[str, float]:
+        """The attackers on the original test split: the reference every setting is compared with."""
+        metrics = self._recall(self.originals)
+        if self.interest_model is not None:
+            self.original_interests = self._interests(self.originals)
+            metrics.update(_prefixed(interest_accuracy(self.truth, self.original_interests)))
+        return metrics
+
+    def privatized(self, texts: list[str]) -> dict[str, float]:
+        """The attackers on one setting's privatized test split (aligned with the original's rows)."""
+        metrics = self._recall(texts)
+        if self.interest_model is not None:
+            inferred = self._interests(texts)
+            metrics.update(_prefixed({**interest_leak(self.original_interests, inferred),
+                                      **interest_accuracy(self.truth, inferred)}))
+        return metrics
+
+    def summary(self, original: dict[str, float]) -> None:
+        """Log what the interest attacker found on the original and how long it took over every corpus."""
+        if self.interest_model is None:
+            return
+        log.info("evaluate: interest attacker on %d corpora in %.0fs; it finds one in %.1f%% of original test "
+                 "documents; accuracy on known interests %s", self.corpora, self.interest_seconds,
+                 100 * sum(i != "none" for i in self.original_interests) / max(len(self.original_interests), 1),
+                 f"{original.get('privacy.interest.accuracy', float('nan')):.3f}")
+
+    def _recall(self, texts: list[str]) -> dict[str, float]:
+        return _prefixed(attacker_recall(self.originals, self.spans, texts, detect(self.detector, texts)))
+
+    def _interests(self, texts: list[str]) -> list[str]:
+        assert self.interest_model is not None
+        started = time.perf_counter()
+        inferred = infer_interests(self.interest_model, texts, self.attack)
+        self.interest_seconds += time.perf_counter() - started
+        self.corpora += 1
+        return inferred

@@ -1,0 +1,191 @@
+"""evaluate, report part: the frontier, the HTML report and what goes to MLflow (METHODS.md §5).
+
+The frontier ranks settings by utility drop against leak rate (Pareto flags, the ranking at
+``evaluate.frontier.leak_ceiling``); the report puts it beside the leak, utility, embedding and detection
+tables, logged to the pipeline's parent MLflow run. One ``frontier@<setting>`` MLflow run per setting
+carries the same metric names for every mechanism, so the MLflow UI's compare view lines them up, and each
+corpus's baseline classifier is registered, the alias ``recommended`` on the recommended setting's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import tempfile
+from datetime import UTC, datetime
+from importlib.metadata import version as _version
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from textsift.budgets.publish import ACCOUNTING
+from textsift.config import flatten
+from textsift.corpus import atomic_path
+from textsift.evaluation.detection_quality import CAVEAT as DETECTION_CAVEAT
+from textsift.evaluation.detection_quality import detection_table, protected_types_table
+from textsift.evaluation.frontier import INTERVAL_COLUMNS, frontier_rows, frontier_table, recommend
+from textsift.evaluation.plots import frontier_png
+from textsift.evaluation.report import render_report
+from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS
+from textsift.stage_cache import content_digest
+from textsift.stages import StageContext
+from textsift.stages.evaluate_leaks import leak_intervals
+from textsift.stages.evaluate_utility import CLASSIFIER
+from textsift.tracking import git_commit
+
+log = logging.getLogger("textsift")
+EMBEDDING_COLUMNS = ("epsilon_max", *UTILITY_METRICS, "attack_success_all", "attack_success_kept",
+                     "attack_success_filled")
+EMBEDDING_NOTE = (f"Noisy embeddings: {ACCOUNTING} Keyword attack: balanced accuracy of classifiers trained on "
+                  "clean embeddings (0.5 = chance).")
+
+
+def write_frontier(
+    ctx: StageContext, utility: pd.DataFrame, privacy: dict[str, dict[str, float]], leaks: pd.DataFrame,
+    embeddings: pd.DataFrame, embedding_png: bytes, examples: dict[str, list[str]],
+) -> pd.DataFrame:
+    """Frontier table, plot and HTML report (text and embedding settings), written and logged to the parent run.
+
+    The parent run also gets the frontier as metrics (``frontier.<setting>.utility``/``.leak_rate``) and the
+    recommended setting as the tag ``textsift.recommended_setting`` (``none`` when no setting is within the
+    leak ceiling), so the MLflow UI says which setting to ship. The report written as a DVC output carries
+    the provenance that is the same on every reproduction (corpus and params digests); the copy logged to
+    MLflow adds the run's own (commit, MLflow run id, date).
+    """
+    settings = ctx.params.privatize.settings
+    options = ctx.params.evaluate.frontier
+    rows = frontier_rows(utility, privacy, {k: s.kind for k, s in settings.items()}, options.utility,
+                         leak_intervals(leaks))
+    table = frontier_table(rows, options.leak_ceiling)
+    png = frontier_png(table, options.utility, options.leak_ceiling)
+    best = recommend(table)
+    level = ctx.params.evaluate.bootstrap.level
+    summary = [f"Utility: {options.utility}; leak ceiling {options.leak_ceiling:g}. Intervals: {level:.0%} "
+               f"percentile bootstrap over test documents ({ctx.params.evaluate.bootstrap.samples} resamples).",
+               f"Recommended setting: {best}." if best else "No privatized setting is within the leak ceiling."]
+    summary.append(EMBEDDING_NOTE)
+    detect_metrics = ctx.input("detect_metrics")
+    detection = (detection_table(json.loads(detect_metrics.read_text(encoding="utf-8")))
+                 if detect_metrics.exists() else None)
+    if detection is not None and len(detection):
+        summary.append(DETECTION_CAVEAT)
+
+    def report(provenance: dict[str, str]) -> str:
+        return render_report("textsift privacy-utility report", summary,
+                             {"Frontier": table, "Leaks by span type (test split)": leaks,
+                              "Detected types each setting protects": protected_types_table(settings),
+                              "Utility of every classifier and test set": utility,
+                              "Noisy sentence embeddings (METHODS.md section 3)": embeddings,
+                              **({"Detection on real text and on the corpus": detection}
+                                 if detection is not None and len(detection) else {})},
+                             {"Privacy-utility frontier": png,
+                              "Noisy sentence embeddings vs epsilon_max": embedding_png},
+                             examples, provenance)
+
+    reproducible = reproducible_provenance(ctx)
+    with atomic_path(ctx.output("frontier")) as tmp:
+        table.to_csv(tmp, index=False, float_format="%.6f")
+    with atomic_path(ctx.output("frontier_plot")) as tmp:
+        tmp.write_bytes(png)
+    with atomic_path(ctx.output("report")) as tmp:
+        tmp.write_text(report(reproducible), encoding="utf-8")
+    target = ctx.parent_run_id or ctx.run_id
+    ctx.tracker.set_tags(target, {"textsift.recommended_setting": best or "none"})
+    ctx.tracker.log_metrics(target, {f"frontier.{row['setting']}.{column}": float(row[column])
+                                     for _, row in table.iterrows() for column in ("utility", "leak_rate")
+                                     if not isnan(row[column])})
+    for name in ("frontier", "frontier_plot", "leaks", "embedding_table", "embedding_plot"):
+        ctx.tracker.log_artifact(target, ctx.output(name), "frontier")
+    with tempfile.TemporaryDirectory() as folder:
+        logged = Path(folder) / ctx.output("report").name
+        logged.write_text(report({**reproducible, **run_provenance(ctx, target)}), encoding="utf-8")
+        ctx.tracker.log_artifact(target, logged, "frontier")
+    return table
+
+
+def reproducible_provenance(ctx: StageContext) -> dict[str, str]:
+    """What the report was computed from, identical on every reproduction of the same inputs."""
+    params = hashlib.sha256(json.dumps(ctx.declared, sort_keys=True, default=str).encode()).hexdigest()
+    return {"corpus (data/ingest/corpus.parquet) sha256": content_digest(ctx.input("corpus")),
+            "params sha256 (the keys evaluate declares)": params, "textsift version": _version("textsift")}
+
+
+def run_provenance(ctx: StageContext, run_id: str) -> dict[str, str]:
+    """What only this run has: its commit, its MLflow run and when it ran (UTC)."""
+    return {"git commit": git_commit(ctx.root), "MLflow run": run_id,
+            "date (UTC)": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[str, str], best: str | None) -> None:
+    """Log each corpus's baseline classifier (with its signature) and register it as a model version.
+
+    One version of ``tracking.registered_model`` per setting (and ``original``), tagged with its setting;
+    the alias ``recommended`` moves to the recommended setting's version, so a consumer loads
+    ``models:/<name>@recommended`` and gets the classifier trained on the corpus to ship.
+    """
+    name = ctx.params.tracking.registered_model
+    for setting, model in models.items():
+        run_id = runs.get(setting, ctx.run_id)
+        ctx.tracker.log_sklearn_model(run_id, model, CLASSIFIER, text_column=TEXT_COLUMN)
+        version = ctx.tracker.register_model(name, run_id, CLASSIFIER, {"textsift.setting": setting})
+        if setting == best:
+            ctx.tracker.set_model_alias(name, "recommended", version)
+            log.info("evaluate: %s version %s (setting %s) is now @recommended", name, version, setting)
+
+
+def log_setting_runs(
+    ctx: StageContext, frontier: pd.DataFrame, utility: pd.DataFrame, privacy: dict[str, dict[str, float]]
+) -> dict[str, str]:
+    """One ``frontier@<setting>`` run per setting with the same metric names for every mechanism; their ids."""
+    runs: dict[str, str] = {}
+    for _, row in frontier.iterrows():
+        key = str(row["setting"])
+        run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,
+                                       tags={"textsift.stage": "frontier", "textsift.setting": key,
+                                             "textsift.mechanism": str(row["mechanism"]),
+                                             "textsift.pareto": str(bool(row["pareto"])).lower(),
+                                             "textsift.within_ceiling": str(bool(row["within_ceiling"])).lower()})
+        setting = ctx.params.privatize.settings.get(key)
+        if setting is not None:
+            ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
+        metrics = {"frontier.utility": row["utility"], "frontier.utility_drop": row["utility_drop"],
+                   "frontier.leak_rate": row["leak_rate"], "frontier.pareto": float(row["pareto"]),
+                   "privacy.token_change_fraction": row["token_change"], "frontier.interest_leak": row["interest_leak"],
+                   "frontier.interest_accuracy": row["interest_accuracy"]}
+        metrics.update({f"frontier.{column}": row[column] for column in INTERVAL_COLUMNS})
+        for _, u in utility[utility["setting"] == key].iterrows():
+            for m in (*UTILITY_METRICS, *(f"{name}_drop" for name in UTILITY_METRICS)):
+                metrics[f"utility.{u['classifier']}.{u['test_on']}.{m}"] = u[m]
+        metrics.update(privacy.get(key, {}))
+        ctx.tracker.log_metrics(run_id, {k: float(v) for k, v in metrics.items() if not isnan(v)})
+        ctx.tracker.end_run(run_id, True)
+        runs[key] = run_id
+    return runs
+
+
+def log_embedding_runs(ctx: StageContext, embeddings: pd.DataFrame) -> None:
+    """One ``frontier@<setting>`` run per noisy-embedding setting: ε_max, utility, keyword-attack success.
+
+    Tagged ``textsift.stage = embedding_frontier``: their metrics differ from the text settings', whose
+    ``frontier`` runs keep one set of names so the MLflow compare view lines them up.
+    """
+    for _, row in embeddings.iterrows():
+        key = str(row["setting"])
+        setting = ctx.params.embedding_dp.settings.get(key)
+        if setting is None:
+            continue
+        run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,
+                                       tags={"textsift.stage": "embedding_frontier", "textsift.setting": key,
+                                             "textsift.mechanism": f"embedding_dp_{setting.allocation}"})
+        ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
+        metrics = {f"embedding.{column}": row[column] for column in (*EMBEDDING_COLUMNS, "a", "b", "gamma")}
+        ctx.tracker.log_metrics(run_id, {k: float(v) for k, v in metrics.items() if not isnan(v)})
+        ctx.tracker.end_run(run_id, True)
+
+
+def isnan(value: Any) -> bool:
+    """Whether a table cell is missing (None or NaN), so no metric is logged for it."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
