@@ -42,6 +42,7 @@ from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 from flows.notify import notify_failure  # noqa: E402
 from flows.run_summary import ARTIFACT_KEY, parent_run_name, summary_markdown  # noqa: E402
 from flows.temporary_api import start_temporary_api  # noqa: E402
+from textsift import secret_key  # noqa: E402
 from textsift.catalog import path as catalog_path  # noqa: E402
 from textsift.config import Params, flatten, load_params  # noqa: E402
 from textsift.errors import TextsiftError  # noqa: E402
@@ -134,27 +135,45 @@ def placement(gpu: bool, gpu_resource: str | None) -> AbstractContextManager[Any
     return dask.annotate(resources={gpu_resource: 1}) if gpu and gpu_resource else nullcontext()
 
 
+def use_secret_block(name: str) -> str:
+    """Put the project's secret key, kept in the Prefect ``Secret`` block ``name`` (64 hex digits), where the stages
+    read it (the environment variable :data:`textsift.secret_key.ENV`); its fingerprint. The value is never logged."""
+    from prefect.blocks.system import Secret
+
+    os.environ[secret_key.ENV] = str(Secret.load(name).get())
+    key = secret_key.load(Path("."))  # the variable wins: checks the value without writing anything
+    assert key is not None
+    return key.fingerprint
+
+
 @flow(name="textsift-pipeline", on_failure=[notify_failure], on_crashed=[notify_failure])
 def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str | None = None,
-             force: bool = False) -> dict[str, Any]:
+             force: bool = False, secret_block: str | None = None) -> dict[str, Any]:
     """Run every stage instance in DAG order; returns the MLflow ids and per-stage metrics.
 
     An instance whose inputs (the registry's deps, its params, its code) and outputs are those of its
     last successful run is skipped, as ``dvc repro`` skips it (:mod:`textsift.stage_cache`); so a run
     after a failure resumes at the failed stage. ``force`` runs everything.
     ``gpu_resource``: the Dask worker resource that GPU stages need (see :func:`placement`).
+    ``secret_block``: a Prefect ``Secret`` block holding the project's secret key (a deployment's way to
+    pass it; Dask workers in other processes need ``TEXTSIFT_SECRET_KEY`` in their own environment).
     """
     logger = get_run_logger()
     root_path = Path(root).resolve()
     params_file = str(Path(params_path).resolve()) if params_path else str(root_path / "params.yaml")
     params = load_params(params_file)
+    if secret_block:
+        use_secret_block(secret_block)
+    fingerprint = secret_key.ensure(root_path).fingerprint  # a fresh project's key, made before any stage
+    logger.info("secret key %s", fingerprint)
     with project_run(root_path):
         tracker = Tracker(params.tracking, root_path)
         killed = tracker.end_orphaned_runs()
         if killed:
             logger.warning("%d MLflow runs of a killed earlier run marked KILLED", len(killed))
         run_name = parent_run_name(params.ingest.source, datetime.now())
-        parent = tracker.start_run(run_name, tags={"textsift.runner": "prefect"})
+        parent = tracker.start_run(run_name, tags={"textsift.runner": "prefect",
+                                                   "textsift.key_fingerprint": fingerprint})
         tracker.log_params(parent, flatten(params))
         ok = False
         try:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import time
 from pathlib import Path
 
 import pandas as pd
 
+from textsift import secret_key
 from textsift.config import Params, SourceParams, load_params
 from textsift.corpus import atomic_path, spans_to_python, write_table
 from textsift.errors import ConfigError, InputError
@@ -151,11 +151,11 @@ def privatize_file(
     tracker = Tracker(params.tracking, root)
     run_id = tracker.start_run(f"privatize-file@{setting_name}", tags={"textsift.stage": "privatize_file"})
     ctx = StageContext(root, params, StageInstance(get_stage("privatize"), setting_name), tracker, run_id)
-    seed = secrets.randbits(63) if params.privatize.production else params.seed
+    key = secret_key.ensure(root)  # the project's: a file privatized ad hoc is drawn like the pipeline's
     ok = False
     try:
         log.info("privatizing %d records with %s (%s)", len(corpus), setting_name, setting.kind)
-        texts, metrics = privatize_corpus(corpus, setting, ctx, seed)
+        texts, metrics = privatize_corpus(corpus, setting, ctx, key)
         write_output(corpus.assign(text=texts), output_path, source)
         metrics = {**metrics, **counts}
         tracker.log_metrics(run_id, metrics)

@@ -23,12 +23,14 @@ class Artifact:
         path: relative path, ``{key}`` standing for the producer's fan-out key.
         producer: the stage that writes it.
         metrics: a DVC metrics file (``cache: false``) rather than a cached output.
+        persist: DVC keeps it while the producer runs (``persist: true``) instead of deleting it first.
     """
 
     name: str
     path: str
     producer: str
     metrics: bool = False
+    persist: bool = False
 
     @property
     def keyed(self) -> bool:
@@ -43,6 +45,8 @@ class Artifact:
 
 
 ARTIFACTS: tuple[Artifact, ...] = (
+    # the secret key's fingerprint (textsift.secret_key): the key stage must see the last one to tell a lost key
+    Artifact("key_fingerprint", ".textsift/key.fingerprint", "key", persist=True),
     Artifact("corpus", "data/ingest/corpus.parquet", "ingest"),
     Artifact("rejects", "data/ingest/rejects.parquet", "ingest"),
     Artifact("ingest_metrics", "metrics/ingest.json", "ingest", metrics=True),
@@ -57,6 +61,9 @@ ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("index_metrics", "metrics/build_indexes/{key}.json", "build_indexes", metrics=True),
     Artifact("privatized", "data/privatized/{key}.parquet", "privatize"),
     Artifact("privatize_metrics", "metrics/privatize/{key}.json", "privatize", metrics=True),
+    # which original each pseudonym replaced, sealed with the secret key; empty without `vault: true`; never published
+    Artifact("vault", "data/vault/{key}.bin", "privatize"),
+    Artifact("ledger", "data/ledger/{key}.parquet", "privatize"),  # the ε each document spent (null: not DP)
     Artifact("budgets", "data/lrp_budgets", "lrp_budgets"),
     Artifact("lrp_budgets_metrics", "metrics/lrp_budgets.json", "lrp_budgets", metrics=True),
     Artifact("noisy_embeddings", "data/embeddings/{key}.parquet", "embedding_dp"),

@@ -23,8 +23,10 @@ app = typer.Typer(help="textsift: privatize text corpora and measure what each s
                   no_args_is_help=True, pretty_exceptions_enable=False)
 dvc_app = typer.Typer(help="DVC pipeline file.", no_args_is_help=True)
 params_app = typer.Typer(help="params.yaml schema and validation.", no_args_is_help=True)
+key_app = typer.Typer(help="The project's secret key (the randomness of every released draw).", no_args_is_help=True)
 app.add_typer(dvc_app, name="dvc")
 app.add_typer(params_app, name="params")
+app.add_typer(key_app, name="key")
 
 
 def _fail(err: TextsiftError) -> None:
@@ -113,6 +115,63 @@ def params_check(params: Path = typer.Argument(Path("params.yaml"))) -> None:
         _fail(err)
     for key, value in flatten(loaded).items():
         typer.echo(f"{key} = {value}")
+
+
+@key_app.command("show")
+def key_show(root: Path = typer.Option(Path("."), help="project folder")) -> None:
+    """Print the fingerprint of the project's key (creating the key on a fresh project); never the key."""
+    from textsift import secret_key
+
+    try:
+        key = secret_key.ensure(root)
+    except TextsiftError as err:
+        _fail(err)
+    typer.echo(f"secret key {key.fingerprint} (from {secret_key.origin()})")
+
+
+@key_app.command("rotate")
+def key_rotate(root: Path = typer.Option(Path("."), help="project folder")) -> None:
+    """Replace the key file with a new key: dvc repro and the flow then re-make every output drawn with it."""
+    from textsift import secret_key
+
+    try:
+        old, key = secret_key.rotate(root)
+    except TextsiftError as err:
+        _fail(err)
+    typer.echo(f"secret key {old or 'none'} -> {key.fingerprint}; privatized corpora and noisy embeddings are "
+               "stale until the pipeline runs again")
+
+
+@app.command()
+def reveal(
+    setting: str = typer.Option(..., help="a privatize setting with vault: true"),
+    pseudonym: str = typer.Option(..., help="the stand-in to trace back (case-insensitive)"),
+    doc_id: str | None = typer.Option(None, help="only this document (a corpus-scope pseudonym recurs)"),
+    root: Path = typer.Option(Path("."), help="project folder"),
+) -> None:
+    """Authorised re-identification: the originals a pseudonym replaced, from the vault sealed with the key.
+
+    Prints JSON lines (doc_id, label, pseudonym, original). Only the secret key's holder can open a vault.
+    """
+    from textsift import secret_key
+    from textsift.catalog import path as catalog_path
+    from textsift.mechanisms.redact.vault import reveal as trace
+    from textsift.mechanisms.redact.vault import unseal
+
+    vault = root / catalog_path("vault", setting)
+    try:
+        if not vault.is_file():
+            raise ConfigError(f"{vault}: no vault (run privatize@{setting} with vault: true)")
+        key = secret_key.load(root)
+        if key is None:
+            raise ConfigError(f"no secret key here (${secret_key.ENV} or {secret_key.KEY_FILE}): the vault stays shut")
+        found = trace(unseal(vault.read_bytes(), setting, key), pseudonym, doc_id)
+    except TextsiftError as err:
+        _fail(err)
+    for row in found:
+        typer.echo(json.dumps(row, ensure_ascii=False))
+    if not found:
+        typer.echo(f"no {pseudonym!r} in the vault of {setting}", err=True)
 
 
 NO_LABEL_FIELD = "none"

@@ -234,7 +234,6 @@ class IndexesParams(Frozen):
 class PrivatizeParams(Frozen):
     """Named privacy settings: one DVC stage instance, Prefect task and MLflow run each."""
 
-    production: bool = Field(False, description="OS entropy; the seed is neither used nor logged")
     settings: dict[Name, Setting] = Field(
         default_factory=lambda: {"ds_default": DataSifterSetting(kind="datasifter")}, min_length=1,
         description="at least one setting: a pipeline that privatizes nothing is a configuration error",
@@ -288,7 +287,8 @@ class OrchestrationParams(Frozen):
 class Params(Frozen):
     """Root of params.yaml."""
 
-    seed: int = Field(1234, ge=0, description="root seed; every generator derives from it")
+    seed: int = Field(1234, ge=0, description="public seed of what is not secret (splits, model initialisation, "
+                                              "bootstrap, the demo corpus); released draws use the secret key")
     device: Literal["auto", "cpu", "cuda"] = "auto"
     tracking: TrackingParams = TrackingParams()
     ingest: IngestParams = IngestParams()

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from textsift.catalog import artifact
+from textsift.catalog import artifact, written_by
 from textsift.config import Params, select
 from textsift.registry import STAGES, Stage, instances
 
@@ -57,7 +57,10 @@ def _stage_body(stage: Stage, params: Params, key_token: str | None) -> dict[str
     if stage.foreach and key_token:
         param_keys.append(f"{stage.foreach}.{key_token}")
     body: dict[str, Any] = {"cmd": cmd, "deps": [sub(d) for d in stage_deps(stage, params)], "params": param_keys}
-    body["outs"] = [sub(p) for p in stage.outs]
+    body["outs"] = [{sub(a.path): {"persist": True}} if a.persist else sub(a.path)
+                    for a in written_by(stage.name) if not a.metrics]
+    if stage.always:
+        body["always_changed"] = True
     if stage.metrics:
         body["metrics"] = [{sub(p): {"cache": False}} for p in stage.metrics]
     return body

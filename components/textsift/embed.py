@@ -4,7 +4,7 @@ Publish time of METHODS.md §3: new documents get step 1 (the project's detector
 words; ``replace_labels`` become the filler), are embedded with the project's encoder, and receive
 Lap(0, Δf_d/ε_d) with the *fitted* allocation of a named ``embedding_dp`` setting — the ε_d and Δf_d of
 its manifest, so a new batch is released exactly like the published set (ε_max per document). The
-noise is keyed by (seed, document id), or drawn from OS entropy with ``privatize.production``. A
+noise is keyed by (the project's secret key, document id) (:mod:`textsift.secret_key`). A
 project without the fit runs ``ingest``, ``train_detectors``, ``train_fill_in``, ``lrp_budgets`` and
 ``embedding_dp@<setting>`` first, as ``textsift detect`` does for its detector.
 """
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from textsift import secret_key
 from textsift.adhoc import check_output, load_file, rejects_path
 from textsift.budgets.allocation import laplace_noise
 from textsift.budgets.sensitive_words import step_one
@@ -80,9 +80,8 @@ def embed(texts: Sequence[str], doc_ids: Sequence[str], setting: str, root: str 
     folder = model_folder(options.encoder, root, Tracker(params.tracking, root), "embedding_dp.encoder")
     encoder = load_sentence_encoder(folder, resolve_device(device or params.device))
     clean = encode(encoder, filled, options.batch_size, options.max_length)
-    seed = secrets.randbits(63) if params.privatize.production else params.seed
     return laplace_noise(clean, [str(i) for i in doc_ids], np.asarray(manifest["sensitivity"]),
-                         np.asarray(manifest["epsilon_d"]), seed)
+                         np.asarray(manifest["epsilon_d"]), secret_key.ensure(root))
 
 
 def embed_file(input_path: Path, output_path: Path, setting: str, source: SourceParams, params_path: Path,

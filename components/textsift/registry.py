@@ -60,6 +60,12 @@ class Stage:
     plots: tuple[Plot, ...] = ()
     unneeded: Callable[[Params, str | None], tuple[str, ...]] | None = None  # reads an instance can do without
     loads: tuple[str, ...] = ()  # modules the stage imports by name (mechanisms by kind): code deps too
+    always: bool = False  # runs every time (DVC always_changed; never from the flow's stage cache)
+
+    @property
+    def keyed(self) -> bool:
+        """Whether the stage draws what it releases with the project's secret key (it reads its fingerprint)."""
+        return "key_fingerprint" in self.reads
 
     @property
     def upstream(self) -> tuple[str, ...]:
@@ -127,6 +133,11 @@ class StageInstance:
 
 STAGES: tuple[Stage, ...] = (
     Stage(
+        name="key",
+        summary="the project's secret key: made on a fresh project, its fingerprint recorded; a lost key is an error",
+        always=True,
+    ),
+    Stage(
         name="ingest",
         summary="read, validate, normalize, de-duplicate and split the corpus",
         params=("seed", "ingest", "quality"),
@@ -161,7 +172,7 @@ STAGES: tuple[Stage, ...] = (
         name="build_indexes",
         summary="embeddings, seeded projection and Annoy index per embedding source; geometry experiments",
         reads=("corpus", "fill_in"),
-        params=("seed", "device", "indexes.geometry", "privatize.production"),
+        params=("seed", "device", "indexes.geometry"),
         gpu=True,
         foreach="indexes.sources",
         unneeded=lambda params, key: () if params.indexes.sources[key].model_path == "fill_in" else ("fill_in",),
@@ -170,8 +181,8 @@ STAGES: tuple[Stage, ...] = (
         name="privatize",
         summary="apply one named privacy setting to the corpus (DataSifterText, metric-DP or redact)",
         # detector: documents the detected file lacks (``textsift privatize`` on a new file) are detected on the spot
-        reads=("corpus", "detected", "detector", "fill_in", "index", "index_metrics"),
-        params=("seed", "device", "privatize.production", "detection", "indexes.geometry"),
+        reads=("key_fingerprint", "corpus", "detected", "detector", "fill_in", "index", "index_metrics"),
+        params=("seed", "device", "detection", "indexes.geometry"),
         gpu=True,
         foreach="privatize.settings",
         loads=implementation_modules(),
@@ -186,8 +197,8 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="embedding_dp",
         summary="publish one set of noisy sentence embeddings: per-dimension budgets, Laplace noise, manifest",
-        reads=("budgets",),
-        params=("seed", "privatize.production", "embedding_dp.encoder", "embedding_dp.relevance", "embedding_dp.grid"),
+        reads=("key_fingerprint", "budgets"),
+        params=("seed", "embedding_dp.encoder", "embedding_dp.relevance", "embedding_dp.grid"),
         foreach="embedding_dp.settings",
     ),
     Stage(

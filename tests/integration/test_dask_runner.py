@@ -9,6 +9,7 @@ for every finished task, its resource restrictions and the worker it ran on.
 from __future__ import annotations
 
 import json
+import shutil
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from flows.pipeline import pipeline, task_runner
 from tests.integration.conftest import FULL_PIPELINE, make_project, sha256
 from textsift.config import load_params
 from textsift.registry import instances
+from textsift.secret_key import KEY_FILE
 
 pytestmark = pytest.mark.integration
 SAME_BYTES = ("data/ingest/corpus.parquet", "models/fill_in.json", "data/indexes/w2v/vocab.txt",
@@ -45,8 +47,10 @@ class Placements(SchedulerPlugin):
 
 
 @pytest.fixture(scope="module")
-def dask_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def dask_run(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> dict:
     root = make_project(tmp_path_factory.mktemp("dask"), **FULL_PIPELINE)
+    (root / KEY_FILE).parent.mkdir(parents=True)
+    shutil.copy(flow_run["root"] / KEY_FILE, root / KEY_FILE)  # the same key holder: the same draws
     specs = {"cpu": {"cls": Worker, "options": {"nthreads": 1}},
              "gpu": {"cls": Worker, "options": {"nthreads": 2, "resources": {"GPU": 1}}}}
     with SpecCluster(workers=specs, scheduler={"cls": Scheduler, "options": {"dashboard_address": None}}) as cluster:

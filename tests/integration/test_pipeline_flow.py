@@ -172,7 +172,8 @@ def test_a_rerun_skips_unchanged_stages_rebuilds_damage_and_reruns_only_a_change
     evaluate_before = (root / "metrics/evaluate.json").read_bytes()
     repaired = _children(pipeline(root=str(root)))
     ran = {name for name, run in repaired.items() if run.data.tags["textsift.cached"] == "false"}
-    assert ran == {"ingest"}  # its output was damaged; rebuilt byte-identical, so nothing downstream re-runs
+    assert ran == {"key", "ingest"}  # ingest's output was damaged; rebuilt byte-identical, so nothing downstream
+    # re-runs (the key stage runs every time: it checks the key)
     assert all(run.info.status == "FINISHED" for run in repaired.values())
     cached_eval = repaired["evaluate"].data.metrics
     assert cached_eval["original.tfidf_logreg.original.accuracy"] == pytest.approx(
@@ -183,7 +184,7 @@ def test_a_rerun_skips_unchanged_stages_rebuilds_damage_and_reruns_only_a_change
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     changed = _children(pipeline(root=str(root)))
     assert {name for name, run in changed.items() if run.data.tags["textsift.cached"] == "false"} == {
-        "privatize@mdp", "evaluate"}
+        "key", "privatize@mdp", "evaluate"}
 
 
 def test_detection_is_its_own_stage_with_confidences_and_provenance(flow_run: dict) -> None:
@@ -206,6 +207,7 @@ def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
     ``per_document`` mechanism's output does not depend on the batch or the row order; metrics are numbers.
     (Detector-driven protection is each mechanism's own test: test_redact, test_metric_dp_privatizer,
     test_datasifter_masking.)"""
+    from textsift import secret_key
     from textsift.mechanisms.base import Documents
     from textsift.mechanisms.registry import MECHANISMS, mechanism
     from textsift.registry import StageInstance, get_stage
@@ -218,22 +220,87 @@ def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
     params = load_params(root / "params.yaml")
     corpus = read_corpus(root / "data/ingest/corpus.parquet")
     docs = documents(corpus)
+    key = secret_key.ensure(root)  # the project's: the flow made its key on the first stage
     assert {s.kind for s in params.privatize.settings.values()} == set(MECHANISMS)  # every mechanism is covered
     for name, setting in params.privatize.settings.items():
         ctx = StageContext(root, params, StageInstance(get_stage("privatize"), name), Tracker(params.tracking, root),
                            "contract")
         implementation, resources = mechanism(setting.kind), StageResources(ctx)
         assert implementation.needs(setting) == setting.needs()
-        texts, metrics = implementation.privatize(docs, setting, resources, params.seed)
+        texts, metrics = implementation.privatize(docs, setting, resources, key)
         published = read_corpus(root / f"data/privatized/{name}.parquet")
         assert texts == published["text"].tolist(), name  # the stage is the mechanism under the project's key
-        assert implementation.privatize(docs, setting, resources, params.seed)[0] == texts, name
+        assert implementation.privatize(docs, setting, resources, key)[0] == texts, name
         assert all(isinstance(v, int | float) for v in metrics.values()), name  # aggregates, never text
         if implementation.per_document:
             back = Documents(docs.texts[::-1], docs.ids[::-1], docs.gold[::-1])
             half = len(docs.texts) // 2
             first, second = (Documents(docs.texts[s], docs.ids[s], docs.gold[s])
                              for s in (slice(None, half), slice(half, None)))
-            assert implementation.privatize(back, setting, resources, params.seed)[0] == texts[::-1], name
-            assert (implementation.privatize(first, setting, resources, params.seed)[0]
-                    + implementation.privatize(second, setting, resources, params.seed)[0]) == texts, name
+            assert implementation.privatize(back, setting, resources, key)[0] == texts[::-1], name
+            assert (implementation.privatize(first, setting, resources, key)[0]
+                    + implementation.privatize(second, setting, resources, key)[0]) == texts, name
+
+
+def test_no_key_bytes_outside_the_key_file(flow_run: dict) -> None:
+    """The secret key (hex or raw) is in no MLflow store or artifact, Prefect database or log, report, metric,
+    manifest or DVC file of the run; runs and manifests carry only its fingerprint."""
+    import os
+
+    from textsift.secret_key import KEY_FILE, load
+
+    root: Path = flow_run["root"]
+    key = load(root)
+    assert key is not None
+    needles = (key.material, key.material.hex().encode(), key.material.hex().upper().encode())
+    places = [p for p in root.rglob("*") if p.is_file() and p != root / KEY_FILE]
+    places += [p for p in Path(os.environ["PREFECT_HOME"]).rglob("*") if p.is_file()]
+    assert len(places) > 50
+    leaks = [str(p) for p in places if any(n in p.read_bytes() for n in needles)]
+    assert leaks == []
+    manifest = json.loads(next((root / "data/embeddings").glob("*.manifest.json")).read_text(encoding="utf-8"))
+    assert manifest["key_fingerprint"] == key.fingerprint and "seed" not in manifest
+    runs = _children(flow_run["result"])
+    assert {run.data.tags.get("textsift.key_fingerprint") for name, run in runs.items()
+            if name.startswith(("privatize@", "embedding_dp@"))} == {key.fingerprint}
+
+
+def test_the_pseudonym_vault_is_sealed_apart_from_the_published_corpus(flow_run: dict) -> None:
+    """``vault: true`` keeps original -> pseudonym for ``textsift reveal``; the published corpus holds neither the
+    vault nor the originals it names, and only the key opens it."""
+    from typer.testing import CliRunner
+
+    from textsift.cli import app
+    from textsift.mechanisms.redact.vault import unseal
+    from textsift.secret_key import load
+
+    root: Path = flow_run["root"]
+    entries = unseal((root / "data/vault/red.bin").read_bytes(), "red", load(root))
+    assert entries and all(e for e in entries.values())
+    published = read_corpus(root / "data/privatized/red.parquet").set_index("doc_id")["text"]
+    for doc_id, doc_entries in entries.items():
+        for _, stand_in, original in doc_entries:
+            assert stand_in in published[doc_id] and original not in published[doc_id]
+    blob = (root / "data/vault/red.bin").read_bytes()
+    assert blob[40:72] not in (root / "data/privatized/red.parquet").read_bytes()
+    assert unseal((root / "data/vault/mdp.bin").read_bytes(), "mdp", load(root)) == {}  # no vault asked
+    doc_id, (label, stand_in, original) = next((d, e[0]) for d, e in entries.items())
+    shown = CliRunner().invoke(app, ["reveal", "--setting", "red", "--pseudonym", stand_in, "--doc-id", doc_id,
+                                     "--root", str(root)])
+    assert shown.exit_code == 0 and json.loads(shown.stdout.splitlines()[0])["original"] == original
+
+
+def test_every_setting_has_a_ledger_of_what_each_document_spent(flow_run: dict) -> None:
+    root: Path = flow_run["root"]
+    params = load_params(root / "params.yaml")
+    corpus = read_corpus(root / "data/ingest/corpus.parquet")
+    for name, setting in params.privatize.settings.items():
+        ledger = pd.read_parquet(root / f"data/ledger/{name}.parquet")
+        assert ledger["doc_id"].tolist() == corpus["doc_id"].astype(str).tolist(), name
+        metrics = json.loads((root / f"metrics/privatize/{name}.json").read_text(encoding="utf-8"))
+        if setting.kind == "metric_dp":  # n perturbed words x epsilon, and the distribution in the metrics
+            assert (ledger["epsilon"] > 0).all() and (ledger["epsilon"] % setting.epsilon < 1e-6).all(), name
+            assert metrics["ledger.epsilon_max"] == pytest.approx(ledger["epsilon"].max())
+        else:
+            assert ledger["epsilon"].isna().all() and metrics["ledger.dp"] == 0.0, name
+    assert "Privacy spent per document" in (root / "reports/evaluate/report.html").read_text(encoding="utf-8")

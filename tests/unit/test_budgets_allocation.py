@@ -144,7 +144,7 @@ def budget(sensitivity: np.ndarray, relevance: np.ndarray) -> np.ndarray:
 
 def test_noise_is_laplace_with_scale_sensitivity_over_epsilon(sensitivity: np.ndarray, budget: np.ndarray) -> None:
     n = 20_000
-    noise = laplace_noise(np.zeros((n, DIM)), [f"doc-{i}" for i in range(n)], sensitivity, budget, seed=5)
+    noise = laplace_noise(np.zeros((n, DIM)), [f"doc-{i}" for i in range(n)], sensitivity, budget, key=5)
     scale = sensitivity / budget
     for d in (0, int(np.argmax(scale)), int(np.argmin(scale)), DIM - 1):
         assert stats.kstest(noise[:, d], "laplace", args=(0.0, scale[d])).pvalue > 0.01
@@ -156,22 +156,22 @@ def test_noise_depends_only_on_seed_and_id_not_on_order_or_batch(sensitivity: np
                                                                  budget: np.ndarray) -> None:
     x = rng.generator(3, "test", "embeddings").normal(size=(9, DIM))
     ids = [f"s{i}" for i in range(9)]
-    whole = laplace_noise(x, ids, sensitivity, budget, seed=1)
+    whole = laplace_noise(x, ids, sensitivity, budget, key=1)
     order = rng.generator(3, "test", "order").permutation(9)
-    shuffled = laplace_noise(x[order], [ids[i] for i in order], sensitivity, budget, seed=1)
+    shuffled = laplace_noise(x[order], [ids[i] for i in order], sensitivity, budget, key=1)
     np.testing.assert_array_equal(shuffled, whole[order])
-    split = np.vstack([laplace_noise(x[:4], ids[:4], sensitivity, budget, seed=1),
-                       laplace_noise(x[4:], ids[4:], sensitivity, budget, seed=1)])
+    split = np.vstack([laplace_noise(x[:4], ids[:4], sensitivity, budget, key=1),
+                       laplace_noise(x[4:], ids[4:], sensitivity, budget, key=1)])
     np.testing.assert_array_equal(split, whole)
-    renamed = laplace_noise(x, [f"t{i}" for i in range(9)], sensitivity, budget, seed=1)
+    renamed = laplace_noise(x, [f"t{i}" for i in range(9)], sensitivity, budget, key=1)
     assert (renamed != whole).all()
-    assert (laplace_noise(x, ids, sensitivity, budget, seed=2) != whole).all()
+    assert (laplace_noise(x, ids, sensitivity, budget, key=2) != whole).all()
 
 
 def test_same_embedding_under_different_ids_gets_different_noise(sensitivity: np.ndarray,
                                                                  budget: np.ndarray) -> None:
     x = np.ones((2, DIM))
-    out = laplace_noise(x, ["a", "b"], sensitivity, budget, seed=0)
+    out = laplace_noise(x, ["a", "b"], sensitivity, budget, key=0)
     assert (out[0] != out[1]).all()
 
 
@@ -181,24 +181,24 @@ def test_noise_returns_a_new_array_keeping_float_dtypes(sensitivity: np.ndarray,
                                                         expected: type) -> None:
     x = rng.generator(3, "test", "dtype").normal(size=(5, DIM)).astype(dtype)
     before = x.copy()
-    out = laplace_noise(x, list("abcde"), sensitivity, budget, seed=3)
+    out = laplace_noise(x, list("abcde"), sensitivity, budget, key=3)
     assert out.dtype == expected and out.shape == x.shape
     assert not np.shares_memory(out, x)
     np.testing.assert_array_equal(x, before)
-    reference = laplace_noise(x.astype(np.float64), list("abcde"), sensitivity, budget, seed=3)
+    reference = laplace_noise(x.astype(np.float64), list("abcde"), sensitivity, budget, key=3)
     np.testing.assert_allclose(out, reference.astype(expected), rtol=1e-6)
 
 
 def test_noise_rejects_mismatched_or_repeated_ids(sensitivity: np.ndarray, budget: np.ndarray) -> None:
     x = np.zeros((3, DIM))
     with pytest.raises(ValueError, match="3 embeddings"):
-        laplace_noise(x, ["a", "b"], sensitivity, budget, seed=0)
+        laplace_noise(x, ["a", "b"], sensitivity, budget, key=0)
     with pytest.raises(ValueError, match="unique"):
-        laplace_noise(x, ["a", "b", "a"], sensitivity, budget, seed=0)
+        laplace_noise(x, ["a", "b", "a"], sensitivity, budget, key=0)
     with pytest.raises(ValueError, match="embeddings"):
-        laplace_noise(np.zeros((3, DIM + 1)), ["a", "b", "c"], sensitivity, budget, seed=0)
+        laplace_noise(np.zeros((3, DIM + 1)), ["a", "b", "c"], sensitivity, budget, key=0)
     with pytest.raises(ConfigError, match="epsilon_d"):
-        laplace_noise(x, ["a", "b", "c"], sensitivity, np.zeros(DIM), seed=0)
+        laplace_noise(x, ["a", "b", "c"], sensitivity, np.zeros(DIM), key=0)
 
 
 def test_laplace_scale_is_sensitivity_over_epsilon(sensitivity: np.ndarray, budget: np.ndarray) -> None:

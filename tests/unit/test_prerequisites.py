@@ -40,4 +40,4 @@ def test_what_exists_is_not_rebuilt(tmp_path: Path) -> None:
 
 def test_noisy_embeddings_need_the_fit_and_everything_it_reads(tmp_path: Path) -> None:
     order = [stage for stage, _ in missing(tmp_path, PARAMS, [("embedding_manifest", "lrp")])]
-    assert order == ["ingest", "train_detectors", "detect", "train_fill_in", "lrp_budgets", "embedding_dp"]
+    assert order == ["key", "ingest", "train_detectors", "detect", "train_fill_in", "lrp_budgets", "embedding_dp"]

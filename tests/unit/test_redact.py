@@ -61,7 +61,7 @@ def test_pseudonyms_are_consistent_within_a_document_and_keyed_by_seed_and_id() 
 def test_redact_keeps_documents_without_spans_and_reports_counts(style: str) -> None:
     setting = RedactSetting(kind="redact", style=style)
     texts = [TEXT, "Nothing personal here."]
-    out, metrics = redact(texts, ["a", "b"], [[_span(TEXT, "Lyon", "LOC")], []], setting, seed=3)
+    out, metrics = redact(texts, ["a", "b"], [[_span(TEXT, "Lyon", "LOC")], []], setting, key=3)
     assert out[1] == texts[1] and "Lyon" not in out[0]
     assert metrics == {"spans_given": 1.0, "regions_replaced": 2.0, "docs_redacted_fraction": 0.5}
 
@@ -91,3 +91,30 @@ def test_a_date_pseudonym_does_not_depend_on_todays_date(monkeypatch: pytest.Mon
     assert redact_text(text, spans, setting, 7, "doc-1")[0] == today
     years = [int(y) for y in re.findall(r"\b(19\d\d|20\d\d)\b", today)]
     assert len(years) == 2 and all(1940 <= y <= 2020 for y in years)
+
+
+def test_the_vault_traces_each_pseudonym_back_only_for_the_key_holder() -> None:
+    from textsift.errors import ConfigError
+    from textsift.mechanisms.redact.vault import reveal, seal, unseal
+    from textsift.secret_key import SecretKey
+
+    key, other = SecretKey(bytes(range(32))), SecretKey(bytes(range(1, 33)))
+    setting = RedactSetting(kind="redact", vault=True)
+    spans = [_span(TEXT, "John Smith", "PERSON"), _span(TEXT, "Lyon", "LOC")]
+    entries: dict = {}
+    out, _ = redact([TEXT, "Nobody here."], ["d1", "d2"], [spans, []], setting, key, vault=entries)
+    assert entries["d2"] == [] and {(label, original) for label, _, original in entries["d1"]} >= {
+        ("PERSON", "John Smith"), ("LOC", "Lyon")}
+    person = next(stand_in for label, stand_in, original in entries["d1"] if original == "John Smith")
+    assert person in out[0] and "John Smith" not in out[0]
+    blob = seal(entries, "red", key)
+    assert blob == seal(entries, "red", key)  # deterministic: dvc repro writes the same bytes
+    assert b"John" not in blob and b"Lyon" not in blob and person.encode() not in blob
+    found = reveal(unseal(blob, "red", key), person.upper())
+    assert [(row["doc_id"], row["original"]) for row in found] == [("d1", "John Smith")]
+    with pytest.raises(ConfigError, match="sealed with another secret key"):
+        unseal(blob, "red", other)
+    with pytest.raises(ConfigError, match="sealed with another secret key"):
+        unseal(blob, "other_setting", key)  # a vault opens only as the setting it was sealed for
+    with pytest.raises(ValueError, match="vault: true needs style: pseudonym"):
+        RedactSetting(kind="redact", vault=True, style="placeholder")

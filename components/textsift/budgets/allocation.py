@@ -175,24 +175,26 @@ def laplace_scale(sensitivity: np.ndarray, epsilon_d: np.ndarray) -> np.ndarray:
     return delta / eps
 
 
-def unit_laplace(doc_ids: Sequence[str], dim: int, seed: int) -> np.ndarray:
-    """Lap(0, 1) draws, one row of ``dim`` per id from ``rng.generator(seed, "lrp_budgets.noise", id)``.
+def unit_laplace(doc_ids: Sequence[str], dim: int, key: rng.Key) -> np.ndarray:
+    """Lap(0, 1) draws, one row of ``dim`` per id from ``rng.generator(key, "lrp_budgets.noise", id)``; ``key`` is
+    the project's secret key when the noise is released (:mod:`textsift.secret_key`).
 
     :func:`laplace_noise` scales these by λ_d; a caller comparing several allocations on the same rows
     (the grid search) draws them once and scales them per allocation, which gives the same noise.
     """
     unit = np.empty((len(doc_ids), int(dim)), dtype=np.float64)
     for row, doc_id in enumerate(doc_ids):
-        unit[row] = rng.generator(seed, NOISE_STAGE, str(doc_id)).laplace(0.0, 1.0, size=int(dim))
+        unit[row] = rng.generator(key, NOISE_STAGE, str(doc_id)).laplace(0.0, 1.0, size=int(dim))
     return unit
 
 
 def laplace_noise(embeddings: np.ndarray, doc_ids: Sequence[str], sensitivity: np.ndarray,
-                  epsilon_d: np.ndarray, seed: int) -> np.ndarray:
+                  epsilon_d: np.ndarray, key: rng.Key) -> np.ndarray:
     """Add Lap(0, Δf_d/ε_d) to every dimension of every embedding (METHODS.md §3 step 5).
 
-    Row i's noise comes from ``rng.generator(seed, "lrp_budgets.noise", doc_ids[i])``, so it depends only
-    on (seed, id) — never on batch split, row order or worker count. Ids must therefore be unique per
+    Row i's noise comes from ``rng.generator(key, "lrp_budgets.noise", doc_ids[i])``, so it depends only
+    on (key, id) — never on batch split, row order or worker count; with the secret key nobody else can
+    regenerate it (an outsider who could would subtract it). Ids must therefore be unique per
     released embedding: two rows sharing an id would share their noise, and the difference of their noisy
     embeddings would reveal the difference of the clean ones.
 
@@ -201,7 +203,7 @@ def laplace_noise(embeddings: np.ndarray, doc_ids: Sequence[str], sensitivity: n
         doc_ids: One unique id (str) per row.
         sensitivity: Δf_d, shape [dim], > 0.
         epsilon_d: Per-dimension budgets, shape [dim], > 0 (each row is then Σ_d ε_d-DP).
-        seed: Experiment seed.
+        key: The project's secret key (a public seed only in tests and benchmarks).
 
     Returns:
         A new array of noisy embeddings, same shape; same dtype for floating input, else float64.
@@ -218,6 +220,6 @@ def laplace_noise(embeddings: np.ndarray, doc_ids: Sequence[str], sensitivity: n
         raise ValueError(f"got {len(ids)} doc ids for {clean.shape[0]} embeddings")
     if len(set(ids)) != len(ids):
         raise ValueError("doc ids must be unique: rows with the same id would get the same noise")
-    unit = unit_laplace(ids, scale.shape[0], seed)
+    unit = unit_laplace(ids, scale.shape[0], key)
     out_dtype = clean.dtype if np.issubdtype(clean.dtype, np.floating) else np.float64
     return (clean.astype(np.float64) + unit * scale).astype(out_dtype)

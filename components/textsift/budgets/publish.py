@@ -99,13 +99,15 @@ def choose_shape(setting: EmbeddingDPSetting, sensitivity: np.ndarray, relevance
 
 def manifest(name: str, setting: EmbeddingDPSetting, shape: tuple[float, float, float] | None,
              sensitivity: np.ndarray, epsilon_d: np.ndarray, encoder: str, n_rows: int,
-             seed: int | None) -> dict[str, Any]:
-    """What a data team needs to use and audit the published set (§3 step 6); numbers only, no text."""
+             key_fingerprint: str) -> dict[str, Any]:
+    """What a data team needs to use and audit the published set (§3 step 6); numbers only, no text, no seed:
+    the noise is keyed by the project's secret key, named here by its fingerprint only."""
     a, b, gamma = shape if shape is not None else (None, None, None)
     return {
         "setting": name, "allocation": setting.allocation, "epsilon_max": setting.epsilon_max, "p": setting.p,
         "a": a, "b": b, "gamma": gamma, "encoder": encoder, "dim": int(sensitivity.shape[0]), "rows": n_rows,
         "epsilon_d": [float(v) for v in epsilon_d], "sensitivity": [float(v) for v in sensitivity],
         "laplace_scale": [float(v) for v in laplace_scale(sensitivity, epsilon_d)],
-        "seed": seed, "noise_key": "rng.generator(seed, 'lrp_budgets.noise', doc_id)", "accounting": ACCOUNTING,
+        "key_fingerprint": key_fingerprint, "noise_key": "rng.generator(secret key, 'lrp_budgets.noise', doc_id)",
+        "accounting": ACCOUNTING,
     }

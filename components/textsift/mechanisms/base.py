@@ -64,6 +64,10 @@ class Mechanism(Protocol):
     ``per_document``: whether a document's output depends only on the document, its id and the key
     (then batches and row order never change it); DataSifterText calibrates its masking rate and swaps
     keyphrases over the whole corpus, by design (METHODS.md §1).
+
+    Optional members: a differentially private mechanism defines ``spent(docs, setting, resources) -> list[float]``,
+    the ε each document spends (the privacy ledger, ``data/ledger/<setting>.parquet``; without it a setting is
+    "not DP"); a mechanism whose stand-ins can be traced back defines ``vault_entries`` (the pseudonym vault).
     """
 
     per_document: bool
@@ -72,7 +76,7 @@ class Mechanism(Protocol):
         """The catalog artifacts (name, key) the setting needs."""
         ...
 
-    def privatize(self, docs: Documents, setting: Any, resources: Resources, key: int
+    def privatize(self, docs: Documents, setting: Any, resources: Resources, key: Any
                   ) -> tuple[list[str], dict[str, float]]:
         """Privatized texts in input order and aggregate metrics (numbers only)."""
         ...

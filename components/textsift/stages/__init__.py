@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from textsift import stage_cache
+from textsift import secret_key, stage_cache
 from textsift.artifacts import MODEL_CACHE, materialize, read_pointer
 from textsift.catalog import artifact
 from textsift.catalog import path as catalog_path
@@ -26,6 +26,7 @@ from textsift.datasets import stage_datasets
 from textsift.declared_params import DeclaredParams
 from textsift.errors import StageError
 from textsift.registry import StageInstance, get_stage
+from textsift.secret_key import SecretKey
 from textsift.tracking import Tracker
 
 log = logging.getLogger("textsift")
@@ -60,6 +61,18 @@ class StageContext:
             self.params = DeclaredParams(self.params, self.instance.declared_params, self.instance.name)
         else:
             self.reads = self.instance.stage.reads
+
+    @property
+    def secret_key(self) -> SecretKey:
+        """The project's secret key (:mod:`textsift.secret_key`), for the draws that decide what is released.
+
+        Raises:
+            StageError: the stage is not ``keyed`` in the registry (its DVC deps would miss the key's fingerprint).
+            ConfigError: outputs here were made with a key that is gone.
+        """
+        if not self.instance.stage.keyed:
+            raise StageError(f"stage {self.instance.name} draws with the secret key but is not keyed in the registry")
+        return secret_key.ensure(self.root)
 
     def path(self, relative: str) -> Path:
         """``relative`` under the project root (a file params name; catalog artifacts go through ``input``)."""
@@ -115,8 +128,6 @@ def _stage_params(params: Params, instance: StageInstance) -> dict[str, Any]:
     if instance.key and instance.stage.foreach:
         setting = select(params, instance.stage.foreach)[instance.key]
         flat.update(flatten(setting, prefix=f"{instance.stage.foreach}.{instance.key}."))
-    if params.privatize.production:
-        flat.pop("seed", None)  # whoever has the seed can regenerate the noise (ARCHITECTURE.md)
     return flat
 
 
@@ -149,6 +160,8 @@ def run_stage(
     params = load_params(params_path or root / "params.yaml")
     instance = StageInstance(get_stage(name), key)
     stage_params = _stage_params(params, instance)
+    key_fingerprint = secret_key.ensure(root).fingerprint if instance.stage.keyed else None
+    use_cache = use_cache and not instance.stage.always
     digest = stage_cache.input_digest(instance, params, stage_params, root) if use_cache else None
     cached = stage_cache.lookup(instance, digest, root) if digest else None
     with _IMPORT_LOCK:
@@ -158,6 +171,8 @@ def run_stage(
         tracker.end_orphaned_runs()
     tags = {"textsift.stage": instance.stage.name, "textsift.instance": instance.name,
             "textsift.cached": str(cached is not None).lower()}
+    if key_fingerprint is not None:
+        tags["textsift.key_fingerprint"] = key_fingerprint
     if deadline is not None and time.monotonic() > deadline:  # the flow's time limit: checked, not only signalled
         raise StageError(f"stage {instance.name} ran past its time limit (timeout) before it started")
     started, ok, run_id = time.perf_counter(), False, None

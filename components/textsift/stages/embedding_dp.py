@@ -2,7 +2,7 @@
 
 Reads the fit of ``lrp_budgets`` (published-basis embeddings, Δf_d, relevance), picks a, b, γ by
 validation score for an ``lrp`` setting (the whole grid goes to MLflow), allocates ε_d (Σ ε_d = ε_max),
-adds Lap(0, Δf_d/ε_d) keyed by (seed, document id) and writes ``data/embeddings/<setting>.parquet``
+adds Lap(0, Δf_d/ε_d) keyed by (secret key, document id) and writes ``data/embeddings/<setting>.parquet``
 (doc_id, split, label, embedding) with ``<setting>.manifest.json`` (ε_max, p, a, b, γ, ε_d, Δf_d, the
 accounting). Only the noisy set, the manifest and aggregates leave the stage.
 """
@@ -10,7 +10,6 @@ accounting). Only the noisy set, the manifest and aggregates leave the stage.
 from __future__ import annotations
 
 import logging
-import secrets
 import tempfile
 from pathlib import Path
 
@@ -19,10 +18,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from textsift import quality
-from textsift.budgets.allocation import unit_laplace
+from textsift.budgets.allocation import laplace_scale, unit_laplace
 from textsift.budgets.publish import Split, choose_shape, epsilon_for, manifest, noisy
 from textsift.corpus import write_json, write_table
 from textsift.errors import ConfigError
+from textsift.evaluation.outsider import denoise_error_ratio
 from textsift.stages import StageContext
 from textsift.stages.lrp_budgets import BUDGETS, EMBEDDINGS, vectors_table
 
@@ -55,10 +55,9 @@ def run(ctx: StageContext) -> None:
     key = ctx.instance.key or ""
     setting = ctx.params.embedding_dp.settings[key]
     rows, x, sensitivity, relevance = read_basis(ctx)
-    production = ctx.params.privatize.production
-    seed = secrets.randbits(63) if production else ctx.params.seed
+    seed, secret = ctx.params.seed, ctx.secret_key  # the public seed fits classifiers; the noise needs the key
     ids = rows["doc_id"].tolist()
-    everything = Split(x, ids, rows["label"].tolist(), unit_laplace(ids, x.shape[1], seed))  # drawn once
+    everything = Split(x, ids, rows["label"].tolist(), unit_laplace(ids, x.shape[1], secret))  # drawn once
     train, validation = _split(everything, rows, "train"), _split(everything, rows, "validation")
     if setting.allocation == "lrp" and not validation.ids:
         raise ConfigError(f"embedding_dp.settings.{key}: choosing a, b, gamma needs a validation split "
@@ -71,7 +70,7 @@ def run(ctx: StageContext) -> None:
     quality.check_embeddings(rows, output, x.shape[1], name=f"embedding_dp_{key}").raise_if_failed()
     write_table(vectors_table(rows, {"embedding": published}), ctx.output("noisy_embeddings"))
     described = manifest(key, setting, shape, sensitivity, epsilon_d, ctx.params.embedding_dp.encoder, len(rows),
-                         None if production else seed)
+                         secret.fingerprint)
     write_json(described, ctx.output("embedding_manifest"))
     best = grid["score"].max()
     noise = published.astype(np.float64) - x
@@ -81,6 +80,10 @@ def run(ctx: StageContext) -> None:
         "epsilon_d.min": float(epsilon_d.min()), "epsilon_d.max": float(epsilon_d.max()),
         "noise.mean_abs": float(np.abs(noise).mean()), "signal.mean_abs": float(np.abs(x).mean()),
         **({"a": shape[0], "b": shape[1], "gamma": shape[2]} if shape else {}),
+        # the outsider subtracts noise regenerated under the public seed: ~1.41 (worse than not trying) with
+        # the secret key, 0 if the noise were keyed by the seed (textsift.evaluation.outsider)
+        "attack.denoise.error_ratio": denoise_error_ratio(
+            published, x, unit_laplace(ids, x.shape[1], seed) * laplace_scale(sensitivity, epsilon_d)),
     }
     metrics = {k: v for k, v in metrics.items() if np.isfinite(v)}
     ctx.write_metrics("embedding_dp_metrics", metrics)

@@ -27,6 +27,7 @@ from textsift.corpus import atomic_path
 from textsift.evaluation.detection_quality import CAVEAT as DETECTION_CAVEAT
 from textsift.evaluation.detection_quality import detection_table, protected_types_table
 from textsift.evaluation.frontier import INTERVAL_COLUMNS, frontier_rows, frontier_table, recommend
+from textsift.evaluation.ledger import NOT_DP
 from textsift.evaluation.plots import frontier_png
 from textsift.evaluation.report import render_report
 from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS
@@ -77,6 +78,7 @@ def write_frontier(
         return render_report("textsift privacy-utility report", summary,
                              {"Frontier": table, "Leaks by span type (test split)": leaks,
                               "Detected types each setting protects": protected_types_table(settings),
+                              "Privacy spent per document (the ledger)": ledger_frame(privacy, embeddings),
                               "Utility of every classifier and test set": utility,
                               "Noisy sentence embeddings (METHODS.md section 3)": embeddings,
                               **({"Detection on real text and on the corpus": detection}
@@ -104,6 +106,25 @@ def write_frontier(
         logged.write_text(report({**reproducible, **run_provenance(ctx, target)}), encoding="utf-8")
         ctx.tracker.log_artifact(target, logged, "frontier")
     return table
+
+
+def ledger_frame(privacy: dict[str, dict[str, float]], embeddings: pd.DataFrame) -> pd.DataFrame:
+    """Per setting, its guarantee and the ε its documents spent (``data/ledger/<setting>.parquet`` summarised by
+    privatize; a noisy-embedding row spends ε_max); "not DP" settings have no ε, never 0."""
+    rows = []
+    for key in sorted(k for k in privacy if k != "original"):
+        metrics = privacy[key]
+        dp = metrics.get("ledger.dp", 0.0) == 1.0
+        rows.append({"setting": key, "guarantee": "epsilon-DP per document" if dp else NOT_DP,
+                     **{f"epsilon_{q}": metrics.get(f"ledger.epsilon_{q}") if dp else None
+                        for q in ("mean", "p50", "p90", "max")}})
+    for _, row in embeddings.iterrows():
+        if str(row["setting"]) not in ("original", "filled") and not isnan(row["epsilon_max"]):
+            eps = float(row["epsilon_max"])
+            rows.append({"setting": str(row["setting"]), "guarantee": "epsilon_max-DP per embedding row",
+                         "epsilon_mean": eps, "epsilon_p50": eps, "epsilon_p90": eps, "epsilon_max": eps})
+    return pd.DataFrame(rows, columns=["setting", "guarantee", "epsilon_mean", "epsilon_p50", "epsilon_p90",
+                                       "epsilon_max"])
 
 
 def reproducible_provenance(ctx: StageContext) -> dict[str, str]:

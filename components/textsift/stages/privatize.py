@@ -3,9 +3,9 @@
 The mechanism is chosen by the setting's ``kind`` (:data:`textsift.mechanisms.registry.MECHANISMS`); it implements
 :class:`textsift.mechanisms.base.Mechanism`: given the documents and a ``Resources`` that loads what the setting
 needs (models, indexes, detected spans) it returns the privatized texts and its own metrics.
-This module does what every mechanism shares: seeds, the output corpus (same ids, labels and
-splits, row order kept: L* = L), the privacy metrics computed identically for every
-mechanism, the quality suite, and atomic writes.
+This module does what every mechanism shares: the secret key (:mod:`textsift.secret_key`), the output
+corpus (same ids, labels and splits, row order kept: L* = L), the privacy metrics computed identically
+for every mechanism, the quality suite, and atomic writes.
 
 Outputs: ``data/privatized/<setting>.parquet`` and ``metrics/privatize/<setting>.json``.
 The privatized corpus stays a DVC output; only aggregates go to MLflow.
@@ -14,7 +14,6 @@ The privatized corpus stays a DVC output; only aggregates go to MLflow.
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 
 import numpy as np
@@ -22,15 +21,20 @@ import pandas as pd
 
 from textsift import quality
 from textsift.config import Setting
-from textsift.corpus import corpus_table, read_corpus, spans_to_python, write_table
+from textsift.corpus import atomic_path, corpus_table, read_corpus, spans_to_python, write_table
 from textsift.errors import StageError
+from textsift.evaluation.ledger import ledger_metrics, ledger_table
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.mechanisms.base import Documents
+from textsift.mechanisms.redact.vault import seal
 from textsift.mechanisms.registry import mechanism
+from textsift.rng import Key
 from textsift.stages import StageContext
+from textsift.stages.privatize_attacks import outsider_metrics
 from textsift.stages.resources import StageResources
 
 log = logging.getLogger("textsift")
+GUARANTEES = {"metric_dp": "metric-DP: epsilon per perturbed word, n*epsilon per document (METHODS.md section 2)"}
 
 
 def documents(corpus: pd.DataFrame) -> Documents:
@@ -39,10 +43,10 @@ def documents(corpus: pd.DataFrame) -> Documents:
                      [spans_to_python(cell) for cell in corpus["spans"]])
 
 
-def privatize_corpus(corpus: pd.DataFrame, setting: Setting, ctx: StageContext, key: int
-                     ) -> tuple[list[str], dict[str, float]]:
+def privatize_corpus(corpus: pd.DataFrame, setting: Setting, ctx: StageContext, key: Key,
+                     resources: StageResources | None = None) -> tuple[list[str], dict[str, float]]:
     """One setting's mechanism over the corpus, its resources loaded from the project on demand."""
-    return mechanism(setting.kind).privatize(documents(corpus), setting, StageResources(ctx), key)
+    return mechanism(setting.kind).privatize(documents(corpus), setting, resources or StageResources(ctx), key)
 
 
 def privacy_metrics(original: pd.DataFrame, texts: list[str]) -> dict[str, float]:
@@ -64,7 +68,7 @@ def run(ctx: StageContext) -> None:
 
     Reads ``corpus`` (and what the mechanism needs); writes ``privatized`` (ids, labels and splits kept, spans and
     interests emptied) and ``privatize_metrics``; logs the metrics, tags the run with mechanism and setting, and logs a
-    line with the documents, seconds and share of tokens changed. Production mode draws a fresh seed.
+    line with the documents, seconds and share of tokens changed. Every draw is keyed by the project's secret key.
     """
     key = ctx.instance.key
     settings = ctx.params.privatize.settings
@@ -73,18 +77,27 @@ def run(ctx: StageContext) -> None:
     setting = settings[key]
     corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="privatize_input").raise_if_failed()
-    seed = secrets.randbits(63) if ctx.params.privatize.production else ctx.params.seed
-    started = time.perf_counter()
-    texts, mechanism_metrics = privatize_corpus(corpus, setting, ctx, seed)
+    started, resources = time.perf_counter(), StageResources(ctx)
+    texts, mechanism_metrics = privatize_corpus(corpus, setting, ctx, ctx.secret_key, resources)
     seconds = time.perf_counter() - started
     output = corpus.assign(text=texts, spans=[[] for _ in texts], interest=None)  # the attacker's truth stays private
     report = quality.check_privatized(corpus, output, name="privatized_corpus")
     report.raise_if_failed()
     metrics = {f"{setting.kind}.{k}": v for k, v in mechanism_metrics.items()}
     metrics.update(privacy_metrics(corpus, texts))
+    metrics.update(outsider_metrics(corpus, texts, setting, resources, ctx.params.seed))  # the outsider's guess
+    spent = getattr(mechanism(setting.kind), "spent", None)  # a DP mechanism's per-document ε (the ledger)
+    epsilon = spent(documents(corpus), setting, resources) if spent is not None else None
+    metrics.update(ledger_metrics(epsilon))
     metrics.update({"privatize.docs_per_s": len(texts) / seconds if seconds else 0.0,
                     "privatize.seconds": seconds, **report.to_metrics()})
     write_table(corpus_table(output), ctx.output("privatized"))
+    entries = (mechanism(setting.kind).vault_entries(documents(corpus), setting, resources, ctx.secret_key)
+               if getattr(setting, "vault", False) else {})
+    with atomic_path(ctx.output("vault")) as tmp:
+        tmp.write_bytes(seal(entries, key, ctx.secret_key))
+    write_table(ledger_table(corpus["doc_id"].astype(str).tolist(), epsilon, GUARANTEES.get(setting.kind, "")),
+                ctx.output("ledger"))
     ctx.write_metrics("privatize_metrics", metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.mechanism": setting.kind, "textsift.setting": key})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from textsift import rng
 from textsift.config import GeometryParams
 from textsift.corpus import Span
 from textsift.embeddings.bert import ContextualEncoder, load_bert
+from textsift.errors import ConfigError
 from textsift.evaluation.geometry import deniability, sample_items
 from textsift.indexes.store import LoadedIndex
 from textsift.mechanisms.base import Documents, Resources
@@ -29,6 +31,7 @@ from textsift.mechanisms.metric_dp.params import MetricDPSetting
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard
 from textsift.mechanisms.protected_spans import consistent_spans
 from textsift.tokenize import metric_dp_words
+from textsift.validation import short_id
 
 log = logging.getLogger("textsift")
 SHARD_DOCS = 2000
@@ -74,6 +77,8 @@ def privatize(docs: Documents, setting: MetricDPSetting, resources: Resources, k
     index = resources.index(setting.index)
     privatizer = load_privatizer(setting, resources)
     texts, doc_ids = docs.texts, [str(i) for i in docs.ids]
+    if setting.max_epsilon_per_document is not None:
+        check_budget(docs, perturbed_counts(privatizer, texts), setting)
     protected = (protected_words(texts, resources.detected(docs, setting.labels)) if setting.replace_detected
                  else [frozenset()] * len(texts))
     started = time.perf_counter()
@@ -93,6 +98,31 @@ def privatize(docs: Documents, setting: MetricDPSetting, resources: Resources, k
     log.info("metric_dp@%s: %d tokens, %.1f%% changed, %.1f%% OOV, %.0f tokens/s", setting.index, result.tokens,
              100 * metrics["tokens_changed_fraction"], 100 * metrics["oov_rate"], metrics["tokens_per_s"])
     return result.texts, metrics
+
+
+def perturbed_counts(privatizer: MetricDPPrivatizer, texts: Sequence[str]) -> list[int]:
+    """Per document, how many words receive noise (those its index knows; METHODS.md §2): ε is spent per word."""
+    embedded = privatizer.embedder.embed([[t.text for t in metric_dp_words(text)] for text in texts])
+    return [int(known.sum()) for known, _ in embedded]
+
+
+def spent(docs: Documents, setting: MetricDPSetting, resources: Resources) -> list[float]:
+    """The privacy ledger: per document, n·ε for its n perturbed words (sequential composition, METHODS.md §2)."""
+    counts = perturbed_counts(load_privatizer(setting, resources), docs.texts)
+    return [n * setting.epsilon for n in counts]
+
+
+def check_budget(docs: Documents, counts: Sequence[int], setting: MetricDPSetting) -> None:
+    """ConfigError naming the documents whose n·ε would exceed ``max_epsilon_per_document``."""
+    limit = setting.max_epsilon_per_document
+    assert limit is not None
+    over = [doc_id for doc_id, n in zip(docs.ids, counts, strict=True) if n * setting.epsilon > limit]
+    if over:
+        raise ConfigError(
+            f"metric_dp: {len(over)} documents would spend more than max_epsilon_per_document={limit:g} "
+            f"(epsilon {setting.epsilon:g} per word; at most {int(limit // setting.epsilon)} words each): "
+            f"{', '.join(short_id(d) for d in over[:10])}{' ...' if len(over) > 10 else ''}; raise the budget, "
+            "lower epsilon or split long documents (ingest.max_chars)")
 
 
 def protected_words(texts: list[str], spans: list[list[Span]]) -> list[frozenset[str]]:

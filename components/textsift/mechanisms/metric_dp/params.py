@@ -33,6 +33,9 @@ class MetricDPSetting(Frozen):
     )
     search_k: int = Field(-1, description="Annoy search_k (-1: n_trees * k, Annoy's default)")
     batch_size: int = Field(4096, ge=1, description="token occurrences per noise/query batch")
+    max_epsilon_per_document: float | None = Field(
+        None, gt=0, description="the most a document may spend (its perturbed words x epsilon); a corpus with a "
+                                "document over it is rejected, naming the documents, before any noise is drawn")
 
     def needs(self) -> tuple[tuple[str, str | None], ...]:
         """The catalog artifacts (name, key) this setting needs to privatize text (textsift.catalog)."""

@@ -144,7 +144,7 @@ def privatize_shard(p: MetricDPPrivatizer, texts: Sequence[str], doc_ids: Sequen
         p: the privatizer (picklable: an Annoy searcher re-opens its file by path).
         texts: the shard's documents.
         doc_ids: their ids (each keys its own noise generator).
-        seed: root seed of the run (OS entropy in production).
+        seed: the project's secret key (textsift.secret_key; a public seed only in tests and benchmarks).
         protected: per document, case-folded words never to be emitted unchanged (the words of
             its detected spans, ``replace_detected``).
     """

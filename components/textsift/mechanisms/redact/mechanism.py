@@ -7,9 +7,11 @@ and the quality checks.
 
 from __future__ import annotations
 
+from textsift.corpus import Span
 from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact
+from textsift.rng import Key
 
 per_document = True  # a stand-in is keyed by (key, document id, original string)
 
@@ -19,9 +21,21 @@ def needs(setting: RedactSetting) -> tuple[tuple[str, str | None], ...]:
     return setting.needs()
 
 
-def privatize(docs: Documents, setting: RedactSetting, resources: Resources, key: int
+def privatize(docs: Documents, setting: RedactSetting, resources: Resources, key: Key
               ) -> tuple[list[str], dict[str, float]]:
     """Redacted texts in input order and the mechanism's counts."""
+    return redact(docs.texts, docs.ids, _spans(docs, setting, resources), setting, key)
+
+
+def vault_entries(docs: Documents, setting: RedactSetting, resources: Resources, key: Key
+                  ) -> dict[str, list[tuple[str, str, str]]]:
+    """Per document id, ``(label, pseudonym, original)`` of every replaced region (the pseudonym vault)."""
+    entries: dict[str, list[tuple[str, str, str]]] = {}
+    redact(docs.texts, docs.ids, _spans(docs, setting, resources), setting, key, vault=entries)
+    return {doc: found for doc, found in entries.items() if found}
+
+
+def _spans(docs: Documents, setting: RedactSetting, resources: Resources) -> list[list[Span]]:
     keep = set(setting.labels) if setting.labels is not None else None
     gold = [[s for s in doc if keep is None or s.label in keep] for doc in docs.gold]
     if setting.spans == "gold":
@@ -29,4 +43,4 @@ def privatize(docs: Documents, setting: RedactSetting, resources: Resources, key
     else:
         detected = resources.detected(docs, setting.labels)
         spans = detected if setting.spans == "detected" else [g + d for g, d in zip(gold, detected, strict=True)]
-    return redact(docs.texts, docs.ids, spans, setting, key)
+    return spans

@@ -5,7 +5,7 @@ from __future__ import annotations
 from string import Formatter
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from textsift.detection.params import EntityType, protected_labels_field
 from textsift.params_base import Frozen
@@ -15,8 +15,9 @@ class RedactSetting(Frozen):
     """Replace every sensitive span (and every repeat of it in the document) by a stand-in.
 
     ``placeholder`` writes ``[PERSON]``-style tags; ``pseudonym`` writes a fake value of the same
-    type (Faker, seeded by (seed, document id, original string)), the same one for every
-    occurrence of a string in a document, so a text keeps who-did-what without whom.
+    type (Faker, seeded by a keyed PRF of (secret key, document id, original string)), the same one
+    for every occurrence of a string in a document — or, with ``scope: corpus``, in the whole corpus —
+    so a text keeps who-did-what without whom.
     """
 
     kind: Literal["redact"]
@@ -25,10 +26,22 @@ class RedactSetting(Frozen):
         "detected", description="what is sensitive: the detector's spans (train_detectors), gold spans, or both")
     labels: list[EntityType] | None = protected_labels_field()
     placeholder: str = Field("[{label}]", description="placeholder format; {label} = type, the only field allowed")
+    vault: bool = Field(
+        False, description="keep which original each pseudonym replaced, sealed with the secret key "
+                           "(data/vault/<setting>.bin, never published) for `textsift reveal`")
+    scope: Literal["document", "corpus"] = Field(
+        "document", description="where a string keeps one pseudonym: within its document, or across the corpus "
+                                "(the same person is the same stand-in everywhere; links documents about them)")
 
     def needs(self) -> tuple[tuple[str, str | None], ...]:
         """The catalog artifacts (name, key) this setting needs to privatize text (textsift.catalog)."""
         return (("corpus", None),) if self.spans == "gold" else (("corpus", None), ("detector", None))
+
+    @model_validator(mode="after")
+    def _vault_needs_pseudonyms(self) -> RedactSetting:
+        if self.vault and self.style != "pseudonym":
+            raise ValueError("vault: true needs style: pseudonym (a placeholder stands for no one in particular)")
+        return self
 
     @field_validator("placeholder")
     @classmethod

@@ -3,9 +3,11 @@
 What de-identification tools (Presidio's anonymizer) do, on textsift's detected or gold spans,
 as one more privacy setting on the frontier. Per document: the spans are made consistent
 (``protected_spans.consistent_spans``: every repeat of a marked string or name part), merged
-into disjoint regions, and each region replaced. A pseudonym depends only on (seed, document
-id, the original string), so a string gets one stand-in throughout its document; a bare surname
-gets the surname of its full name's pseudonym. Redaction is deterministic de-identification,
+into disjoint regions, and each region replaced. A pseudonym depends only on (key, document
+id, the original string) — the key is the project's secret key, so nobody without it can confirm a
+guessed name by recomputing its pseudonym — and a string gets one stand-in throughout its document
+(``scope: corpus``: throughout the corpus, the document id left out); a bare surname gets the surname
+of its full name's pseudonym. Redaction is deterministic de-identification,
 not differential privacy: it protects exactly what the spans cover.
 """
 
@@ -48,13 +50,19 @@ def _faker() -> Faker:
     return Faker("en_US")
 
 
-def _draw(label: str, seed: int, doc_id: str, original: str) -> str:
+def pseudonym_of(label: str, key: rng.Key, owner: str | None, original: str) -> str:
+    """The stand-in of ``original`` (type ``label``): Faker seeded by a PRF of (key, owner, the string folded).
+
+    ``owner`` is the document id (``scope: document``) or None (``scope: corpus``). A dictionary attacker
+    recomputes this for candidate names; with the secret key they cannot (:mod:`textsift.secret_key`).
+    """
     make = FAKES.get(ALIASES.get(label, label))
     if make is None:
         return f"[{label}]"
+    name = f"{owner}\x1f{original.casefold()}" if owner is not None else f"\x1e{original.casefold()}"
     with _FAKER_LOCK:
         fake = _faker()
-        fake.seed_instance(rng.stable_key(seed, "redact.pseudonym", f"{doc_id}\x1f{original.casefold()}"))
+        fake.seed_instance(rng.stable_key(key, "redact.pseudonym", name))
         return make(fake)
 
 
@@ -68,8 +76,8 @@ def _like(original: str, fake: str) -> str:
 class _Pseudonyms:
     """A document's string -> pseudonym table; name parts map to the parts of their full name's pseudonym."""
 
-    def __init__(self, seed: int, doc_id: str) -> None:
-        self.seed, self.doc_id = seed, doc_id
+    def __init__(self, key: rng.Key, owner: str | None) -> None:
+        self.key, self.owner = key, owner
         self.table: dict[str, str] = {}
 
     def __call__(self, original: str, label: str) -> str:
@@ -79,7 +87,7 @@ class _Pseudonyms:
             if label in ("PERSON", "NAME") and parts and all(p in self.table for p in parts):
                 self.table[key] = " ".join(self.table[p] for p in parts)
             else:
-                fake = _draw(label, self.seed, self.doc_id, original)
+                fake = pseudonym_of(label, self.key, self.owner, original)
                 self.table[key] = fake
                 fake_parts = fake.split()
                 if label in ("PERSON", "NAME") and len(parts) == len(fake_parts):
@@ -88,10 +96,12 @@ class _Pseudonyms:
         return _like(original, self.table[key])
 
 
-def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, seed: int, doc_id: str) -> tuple[str, int]:
-    """One document redacted; returns the text and the number of regions replaced."""
+def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, key: rng.Key, doc_id: str,
+                record: list[tuple[str, str, str]] | None = None) -> tuple[str, int]:
+    """One document redacted; returns the text and the number of regions replaced. ``record``, when given,
+    receives ``(label, pseudonym, original)`` per replaced region (the pseudonym vault's entries)."""
     regions = outermost(consistent_spans(text, spans))
-    pseudonym = _Pseudonyms(seed, doc_id)
+    pseudonym = _Pseudonyms(key, doc_id if setting.scope == "document" else None)
     for region in sorted(regions, key=lambda r: r.end - r.start, reverse=True):  # full names before bare parts
         if setting.style == "pseudonym":
             pseudonym(text[region.start:region.end], region.label)
@@ -100,6 +110,8 @@ def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, seed: 
         original = text[region.start:region.end]
         stand_in = (setting.placeholder.format(label=region.label) if setting.style == "placeholder"
                     else pseudonym(original, region.label))
+        if record is not None and setting.style == "pseudonym":
+            record.append((region.label, stand_in, original))
         pieces += [text[cursor:region.start], stand_in]
         cursor = region.end
     pieces.append(text[cursor:])
@@ -107,12 +119,15 @@ def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, seed: 
 
 
 def redact(
-    texts: Sequence[str], doc_ids: Sequence[str], spans: Sequence[Sequence[Span]], setting: RedactSetting, seed: int,
+    texts: Sequence[str], doc_ids: Sequence[str], spans: Sequence[Sequence[Span]], setting: RedactSetting, key: rng.Key,
+    vault: dict[str, list[tuple[str, str, str]]] | None = None,
 ) -> tuple[list[str], dict[str, float]]:
-    """Redact every document (row order kept); metrics: spans given, regions replaced, documents touched."""
+    """Redact every document (row order kept); metrics: spans given, regions replaced, documents touched.
+    ``vault``, when given, receives each document's ``(label, pseudonym, original)`` entries by id."""
     out, replaced = [], []
     for text, doc_id, doc_spans in zip(texts, doc_ids, spans, strict=True):
-        redacted, count = redact_text(text, doc_spans, setting, seed, doc_id)
+        record = vault.setdefault(doc_id, []) if vault is not None else None
+        redacted, count = redact_text(text, doc_spans, setting, key, doc_id, record)
         out.append(redacted)
         replaced.append(count)
     n = max(len(texts), 1)

@@ -1,0 +1,77 @@
+"""privatize, outsider part: what someone without the secret key recovers from the published corpus (issue 20).
+
+The outsider holds the repository and params (the public ``seed``) and the published corpus, and
+replays the setting's mechanism on candidate originals with the seed as its guess of the key
+(:mod:`textsift.evaluation.outsider`); the same replay under a fresh random key is the no-information
+baseline, so ``attack.replay.gain`` near 0 means the replay tells the outsider nothing. Measured on the
+test split: a per-document mechanism is replayed on the test documents alone; DataSifterText, which
+calibrates and swaps across the corpus, on the whole corpus. A pseudonym setting also gets the
+dictionary attacker: the corpus's gold person names as candidates, a name confirmed when its
+recomputed pseudonym is in the published document (``attack.dictionary.*``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from textsift.config import Setting
+from textsift.corpus import spans_to_python
+from textsift.evaluation.outsider import dictionary_attack, replay_agreement
+from textsift.mechanisms.base import Documents, Resources
+from textsift.mechanisms.redact.redactor import pseudonym_of
+from textsift.mechanisms.registry import mechanism
+from textsift.rng import Key
+from textsift.secret_key import new_key
+
+PERSON_LABELS = ("PERSON", "NAME")
+
+
+def _rows(docs: Documents, rows: np.ndarray) -> Documents:
+    return Documents([docs.texts[i] for i in rows], [docs.ids[i] for i in rows], [docs.gold[i] for i in rows])
+
+
+def replay_metrics(docs: Documents, published: list[str], test: np.ndarray, setting: Setting, resources: Resources,
+                   guess: Key) -> dict[str, float]:
+    """``attack.replay.{agreement,baseline,gain}``: the share of released test tokens a replay under ``guess``
+    reproduces, the same under a random key, and the difference."""
+    implementation = mechanism(setting.kind)
+    rows = np.flatnonzero(test)
+    target = _rows(docs, rows) if implementation.per_document else docs
+
+    def replayed(key: Key) -> list[str]:
+        texts = implementation.privatize(target, setting, resources, key)[0]
+        return texts if implementation.per_document else [texts[i] for i in rows]
+
+    originals, released = [docs.texts[i] for i in rows], [published[i] for i in rows]
+    agreement = replay_agreement(originals, released, replayed(guess))
+    baseline = replay_agreement(originals, released, replayed(new_key()))
+    return {"attack.replay.agreement": agreement, "attack.replay.baseline": baseline,
+            "attack.replay.gain": agreement - baseline}
+
+
+def dictionary_metrics(docs: Documents, published: list[str], test: np.ndarray, setting: Setting,
+                       guess: Key) -> dict[str, float]:
+    """``attack.dictionary.*`` of a pseudonym setting on the test split's gold person names (none without them)."""
+    if setting.kind != "redact" or setting.style != "pseudonym":
+        return {}
+    names = [[text[s.start:s.end] for s in spans if s.label in PERSON_LABELS]
+             for text, spans in zip(docs.texts, docs.gold, strict=True)]
+    candidates = sorted({n for doc in names for n in doc})
+    rows = np.flatnonzero(test)
+    if not any(names[i] for i in rows):
+        return {}
+    owners = [docs.ids[i] if setting.scope == "document" else None for i in rows]
+    attack = dictionary_attack([published[i] for i in rows], [names[i] for i in rows], candidates,
+                               lambda doc, name: pseudonym_of("PERSON", guess, owners[doc], name))
+    return {f"attack.dictionary.{k}": v for k, v in attack.items()}
+
+
+def outsider_metrics(corpus: pd.DataFrame, published: list[str], setting: Setting, resources: Resources,
+                     guess: Key) -> dict[str, float]:
+    """The outsider's attacks on one setting's published corpus, guessing ``guess`` (the public seed) as the key."""
+    docs = Documents(corpus["text"].tolist(), corpus["doc_id"].astype(str).tolist(),
+                     [spans_to_python(cell) for cell in corpus["spans"]])
+    test = (corpus["split"] == "test").to_numpy()
+    return {**replay_metrics(docs, published, test, setting, resources, guess),
+            **dictionary_metrics(docs, published, test, setting, guess)}
