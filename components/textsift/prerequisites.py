@@ -15,6 +15,7 @@ from pathlib import Path
 
 from textsift.catalog import artifact
 from textsift.config import Params
+from textsift.locks import project_run
 from textsift.registry import get_stage
 
 log = logging.getLogger("textsift")
@@ -40,10 +41,19 @@ def missing(root: Path, params: Params, needs: Iterable[Need]) -> list[tuple[str
 
 
 def ensure(root: Path, params: Params, params_path: Path, needs: Iterable[Need]) -> None:
-    """Run the stage instances :func:`missing` lists, with ``params_path``."""
+    """Run the stage instances :func:`missing` lists, with ``params_path``, holding the project's run lock
+    (:func:`textsift.locks.project_run`): never beside a pipeline run writing the same outputs.
+
+    Raises:
+        RunInProgressError: a run holds the project; the message names its process and start time.
+    """
     from textsift.stages import run_stage  # the runner imports the registry too: import it when work is due
 
-    for stage, key in missing(root, params, needs):
-        log.info("running stage %s%s with %s: an artifact it writes is missing", stage, f"@{key}" if key else "",
-                 params_path)
-        run_stage(stage, root=root, params_path=params_path, key=key)
+    todo = missing(root, params, needs)
+    if not todo:
+        return
+    with project_run(root):
+        for stage, key in todo:
+            log.info("running stage %s%s with %s: an artifact it writes is missing", stage, f"@{key}" if key else "",
+                     params_path)
+            run_stage(stage, root=root, params_path=params_path, key=key)

@@ -56,6 +56,12 @@ class SecretKey:
         """16 hex digits naming the key: BLAKE2b keyed with it, of a constant (no information on the key)."""
         return hashlib.blake2b(_FINGERPRINT_MESSAGE, key=self.material, digest_size=8).hexdigest()
 
+    def derive(self, purpose: str) -> SecretKey:
+        """Another key, a PRF of this one and ``purpose``: independent of it for anyone without it (an attack's
+        no-information baseline, the vault's cipher), reproducible by its holder."""
+        return SecretKey(hashlib.blake2b(purpose.encode(), key=self.material, person=b"textsift-derive",
+                                         digest_size=KEY_BYTES).digest())
+
     def __repr__(self) -> str:
         return f"SecretKey(fingerprint={self.fingerprint})"
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,13 +34,17 @@ REASONS = (
 NO_LABEL = ""
 """The label of every record read without a label column (``label_field`` none): one class."""
 ID_LIMIT = 40
+_IDENTIFIER = re.compile(r"[A-Za-z0-9._:\-]+")
 PROGRESS_EVERY = 100_000
 
 
 def short_id(doc_id: str, limit: int = ID_LIMIT) -> str:
-    """A record id fit for a message: unprintable characters as ``?``, at most ``limit`` characters."""
-    shown = "".join(c if c.isprintable() else "?" for c in doc_id[: limit + 1])
-    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+    """A record id fit for a message, error, log or webhook: an identifier-like id (letters, digits, ``._:-``, at
+    most ``limit`` characters) as it is; anything else — an id column that holds text — as ``id#`` and a digest,
+    so no text reaches a message through an id (the rejects file keeps the id itself)."""
+    if _IDENTIFIER.fullmatch(doc_id) and len(doc_id) <= limit:
+        return doc_id
+    return "id#" + hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
 def first_ids(rejects: Rejects, n: int = 10) -> str:

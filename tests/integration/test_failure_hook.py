@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.notify import WEBHOOK_ENV, failure_payload
+from flows.notify import WEBHOOK_ENV, error_class, failure_payload
 
 pytestmark = pytest.mark.integration
 
@@ -48,8 +48,8 @@ def test_a_failed_run_posts_its_name_state_and_reason(webhook: tuple[str, list[d
     assert len(received) == 1
     body = received[0]
     assert body["state"] == "Failed" and body["flow_run_id"] == str(state.state_details.flow_run_id)
-    assert body["text"].startswith(f"textsift pipeline run {body['flow_run_name']} failed: ")
-    assert "epsilon" in body["text"]  # the reason: the invalid key, named
+    assert body["text"].startswith(f"textsift pipeline run {body['flow_run_name']} failed: ConfigError")
+    assert body["error"] == "ConfigError" and "epsilon" not in json.dumps(body)  # the class, never the message
 
 
 def test_no_webhook_configured_sends_nothing_and_an_unreachable_one_is_only_logged(
@@ -62,10 +62,14 @@ def test_no_webhook_configured_sends_nothing_and_an_unreachable_one_is_only_logg
     class State:
         name, message = "Crashed", "worker lost\nsecond line"
 
+        def result(self, raise_on_failure: bool) -> BaseException:
+            return RuntimeError("a message quoting data")
+
     monkeypatch.delenv(WEBHOOK_ENV, raising=False)
     notify_failure(None, Run(), State())  # nothing configured: nothing happens
     monkeypatch.setenv(WEBHOOK_ENV, "http://127.0.0.1:9/unreachable")
     notify_failure(None, Run(), State())
     assert "failure webhook not reached" in caplog.text
-    assert failure_payload("calm-fox", "r1", "Crashed", "worker lost\nsecond line")["text"] == (
-        "textsift pipeline run calm-fox crashed: worker lost second line")
+    assert failure_payload("calm-fox", "r1", "Crashed", "RuntimeError")["text"] == (
+        "textsift pipeline run calm-fox crashed: RuntimeError (details in the run's logs)")
+    assert error_class(State()) == "RuntimeError"

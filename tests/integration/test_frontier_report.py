@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import html as htmllib
+import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
+from textsift.config import load_params
 from textsift.corpus import read_corpus
 
 pytestmark = pytest.mark.integration
@@ -112,9 +114,15 @@ def test_report_shows_no_original_text(flow_run: dict) -> None:
     privatized = {key: read_corpus(root / f"data/privatized/{key}.parquet") for key in ("ds", "ds2", "mdp", "red")}
     assert "Privatized examples" in html  # show_examples is on in this run
     assert [text for text in corpus["text"] if htmllib.escape(text) in html] == []
-    shown = [htmllib.escape(t) for frame in privatized.values()
-             for t in frame[frame["split"] == "test"]["text"].head(3)]
-    assert all(t in html for t in shown)  # the examples are privatized test documents
+    leak = {key: json.loads((root / f"metrics/privatize/{key}.json").read_text())["privacy.leak.rate"]
+            for key in privatized}
+    ceiling = load_params(root / "params.yaml").evaluate.frontier.leak_ceiling
+    examples = {key: [htmllib.escape(t) for t in frame[frame["split"] == "test"]["text"].head(3)]
+                for key, frame in privatized.items()}
+    shown = [t for key, texts in examples.items() if leak[key] <= ceiling for t in texts]
+    assert shown and all(t in html for t in shown)  # the examples are privatized test documents
+    hidden = [t for key, texts in examples.items() if leak[key] > ceiling for t in texts]
+    assert not [t for t in hidden if t in html and t not in shown]  # a setting above the ceiling shows none
     secrets = {text[s["start"]:s["end"]] for text, spans in zip(corpus["text"], corpus["spans"], strict=True)
                for s in spans if s["end"] - s["start"] >= 6}
     outside_examples = html

@@ -115,3 +115,9 @@ def test_the_placeholder_may_repeat_its_label_and_epsilon_bounds_hold_at_their_e
         "hi": {"kind": "metric_dp", "index": "w2v", "epsilon": 1e5}}},
         "orchestration": {"stage_timeouts": {"evaluate": 60}}})
     assert params.privatize.settings["r"].placeholder == "<{label}/{label}>"
+
+
+def test_replace_labels_must_be_types_detection_finds() -> None:
+    with pytest.raises(ConfigError, match="replace_labels: PERSN is never detected"):
+        parse_params({"embedding_dp": {"replace_labels": ["PERSN"]}})
+    parse_params({"embedding_dp": {"replace_labels": ["DIAGNOSIS"], "spans": "gold"}})  # a corpus's own gold label

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from textsift.catalog import path
 from textsift.config import parse_params
-from textsift.prerequisites import missing
+from textsift.prerequisites import ensure, missing
 
 PARAMS = parse_params({
     "indexes": {"sources": {"w2v": {"kind": "word2vec"}, "bert": {"kind": "bert_static", "model_path": "fill_in"}}},
@@ -41,3 +43,13 @@ def test_what_exists_is_not_rebuilt(tmp_path: Path) -> None:
 def test_noisy_embeddings_need_the_fit_and_everything_it_reads(tmp_path: Path) -> None:
     order = [stage for stage, _ in missing(tmp_path, PARAMS, [("embedding_manifest", "lrp")])]
     assert order == ["key", "ingest", "train_detectors", "detect", "train_fill_in", "lrp_budgets", "embedding_dp"]
+
+
+def test_building_prerequisites_waits_for_no_run_it_would_race(tmp_path: Path) -> None:
+    """`textsift privatize/detect/embed` train what is missing under the run lock (issue 22, item 4)."""
+    from textsift.locks import RunInProgressError, project_run
+
+    (tmp_path / "params.yaml").write_text("{}", encoding="utf-8")
+    with project_run(tmp_path), pytest.raises(RunInProgressError, match=r"a textsift run is in progress.*pid \d+"):
+        ensure(tmp_path, PARAMS, tmp_path / "params.yaml", _needs("red_gold"))
+    assert not (tmp_path / path("corpus")).exists()  # nothing ran beside the run

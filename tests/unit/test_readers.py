@@ -223,10 +223,11 @@ def test_short_id_and_reject_fraction_message(tmp_path: Path) -> None:
     from textsift.corpus import RawRecord, Rejects
     from textsift.validation import check_reject_fraction, short_id
 
-    assert short_id("abc") == "abc"
+    assert short_id("abc") == "abc" and short_id("ticket-17:a.b") == "ticket-17:a.b"
     long_id = "secret text pasted into the id column " * 5
-    assert short_id(long_id) == long_id[:39] + "…" and len(short_id(long_id)) == 40
-    assert short_id("a\nb\x00c") == "a?b?c"
+    assert short_id(long_id).startswith("id#") and len(short_id(long_id)) == 15
+    assert short_id("Maria Lopez, 12 Elm St") != short_id("Maria Lopez, 12 Elm Rd")  # a digest: no text, distinct
+    assert "Maria" not in short_id("Maria Lopez, 12 Elm St") and short_id("a\nb\x00c").startswith("id#")
     rejects = Rejects()
     rejects.add(RawRecord(long_id, None, None, 3, b"raw"), "empty")
     check_reject_fraction(rejects, 20, 0.05, "r.parquet")  # 5% is not above 5%

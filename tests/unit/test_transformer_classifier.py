@@ -49,3 +49,11 @@ def test_the_rate_warms_up_linearly_then_decays_to_zero() -> None:
     assert factor(10) == 1.0 and factor(55) == pytest.approx(0.5) and factor(99) == pytest.approx(1 / 90)
     assert [round(factor(s), 6) for s in range(10)] == sorted(round(factor(s), 6) for s in range(10))
     assert warmup_then_decay(5, 0.0)(0) == 1.0
+
+
+def test_the_report_shows_no_examples_of_a_setting_that_leaks_above_the_ceiling() -> None:
+    from textsift.stages.evaluate import safe_examples
+
+    examples = {"leaky": ["Maria Lopez lives at 12 Elm St"], "safe": ["Someone lives somewhere"]}
+    privacy = {"leaky": {"privacy.leak.rate": 1.0}, "safe": {"privacy.leak.rate": 0.05}}
+    assert safe_examples(examples, privacy, 0.2) == {"safe": ["Someone lives somewhere"]}

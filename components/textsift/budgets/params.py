@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from textsift.detection.params import ENTITY_TYPES, EntityType, unknown_detected_types
 from textsift.params_base import EPSILON_MAX, EPSILON_MIN, Frozen, Name
 
 
@@ -96,7 +97,7 @@ class EmbeddingDPParams(Frozen):
     max_length: int = Field(128, ge=2, description="tokens per document embedding")
     batch_size: int = Field(64, ge=1)
     spans: Literal["detected", "gold", "both"] = Field("detected", description="where sensitive words come from")
-    replace_labels: list[str] = Field(
+    replace_labels: list[EntityType] = Field(
         ["PERSON", "EMAIL", "PHONE"],
         description="step 1: labels that do not matter for the task, replaced by the filler before embedding")
     filler: str = Field("something", min_length=1, description="the neutral filler of step 1")
@@ -106,3 +107,11 @@ class EmbeddingDPParams(Frozen):
     attacker: AttackerParams = AttackerParams()
     settings: dict[Name, EmbeddingDPSetting] = Field(
         default_factory=dict, description="name -> setting; one DVC stage instance, Prefect task and MLflow run each")
+
+    @model_validator(mode="after")
+    def _replace_labels_are_detected_types(self) -> EmbeddingDPParams:
+        unknown = unknown_detected_types(self.replace_labels) if self.spans == "detected" else []
+        if unknown:  # gold spans may carry a corpus's own labels; detected ones are only these
+            raise ValueError(f"replace_labels: {', '.join(unknown)} is never detected "
+                             f"(known: {', '.join(ENTITY_TYPES)})")
+        return self

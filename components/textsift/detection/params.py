@@ -17,6 +17,12 @@ from textsift.params_base import Frozen
 
 RecognizerName = Literal["model", "patterns", "spacy"]
 EntityType = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=32)]
+ENTITY_TYPES = ("PERSON", "LOC", "ORG", "JOB", "EDU", "DATE", "EMAIL", "PHONE", "ID", "URL")  # what detection finds
+
+
+def unknown_detected_types(labels: list[str] | None) -> list[str]:
+    """The labels no recognizer ever emits (a typo protects nothing, silently): not in :data:`ENTITY_TYPES`."""
+    return sorted(set(labels or ()) - set(ENTITY_TYPES))
 
 
 def protected_labels_field():

@@ -39,7 +39,6 @@ from textsift.detection.values import RENDER, Builder
 from textsift.rng import stable_key
 
 STAGE = "detection.synthetic"
-ENTITY_TYPES = ("PERSON", "LOC", "ORG", "JOB", "EDU", "DATE", "EMAIL", "PHONE", "ID", "URL")
 LOCALES = (("en_US", 3), ("en_GB", 2), ("de_DE", 1), ("fr_FR", 1), ("nl_NL", 1), ("es_ES", 1), ("it_IT", 1))
 NO_ENTITY_RATE = 0.15
 ENTITY_CASE_RATE = 0.1  # share of (outermost) entities re-cased

@@ -28,11 +28,11 @@ from typing import Literal
 import pandas as pd
 
 from textsift.corpus import SPLITS, Span, spans_to_python
-from textsift.detection.params import DetectorDataParams, SilverParams
+from textsift.detection.params import ENTITY_TYPES, DetectorDataParams, SilverParams
 from textsift.detection.real_corpora import BTC_TO_DPER, drop_user_names, read_btc, read_conll_examples
 from textsift.detection.recognizers.base import Recognizer
 from textsift.detection.silver import silver_spans
-from textsift.detection.synthetic import ENTITY_TYPES, LabelledText, generate
+from textsift.detection.synthetic import LabelledText, generate
 from textsift.errors import InputError
 from textsift.rng import stable_key
 

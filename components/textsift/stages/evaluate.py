@@ -103,13 +103,24 @@ def run(ctx: StageContext) -> None:
     write_json(nested, ctx.output("evaluate_metrics"))
     write_json({row["setting"]: {k: float(row[k]) for k in EMBEDDING_COLUMNS if not isnan(row[k])}
                 for _, row in embeddings.iterrows()}, ctx.output("evaluate_embeddings_metrics"))
-    frontier = write_frontier(ctx, utility, privacy, leaks, embeddings, embedding_png, examples)
+    frontier = write_frontier(ctx, utility, privacy, leaks, embeddings, embedding_png,
+                              safe_examples(examples, privacy, ctx.params.evaluate.frontier.leak_ceiling))
     setting_runs = log_setting_runs(ctx, frontier, utility, privacy)
     if ctx.params.tracking.log_models:
         register_classifiers(ctx, models, setting_runs, recommend(frontier))
     log_embedding_runs(ctx, embeddings)
     log.info("evaluate: %d settings; original %s accuracy %.3f", len(ctx.params.privatize.settings),
              CLASSIFIER, flat.get(f"original.{CLASSIFIER}.original.accuracy", float("nan")))
+
+
+def safe_examples(examples: dict[str, list[str]], privacy: dict[str, dict[str, float]], ceiling: float
+                  ) -> dict[str, list[str]]:
+    """The report's examples of the settings whose leak rate is within ``ceiling``: a setting that leaks more
+    would show original personal data in the report (at leak rate 1.0 its examples are the original text)."""
+    shown = {key: texts for key, texts in examples.items() if privacy[key].get("privacy.leak.rate", 1.0) <= ceiling}
+    for key in sorted(set(examples) - set(shown)):
+        log.info("evaluate: no examples of %s in the report: its leak rate is above %g", key, ceiling)
+    return shown
 
 
 def privatize_metrics(ctx: StageContext) -> dict[str, dict[str, float]]:

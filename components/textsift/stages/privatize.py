@@ -85,7 +85,7 @@ def run(ctx: StageContext) -> None:
     report.raise_if_failed()
     metrics = {f"{setting.kind}.{k}": v for k, v in mechanism_metrics.items()}
     metrics.update(privacy_metrics(corpus, texts))
-    metrics.update(outsider_metrics(corpus, texts, setting, resources, ctx.params.seed))  # the outsider's guess
+    metrics.update(outsider_metrics(corpus, texts, setting, resources, ctx.params.seed, ctx.secret_key))
     spent = getattr(mechanism(setting.kind), "spent", None)  # a DP mechanism's per-document ε (the ledger)
     epsilon = spent(documents(corpus), setting, resources) if spent is not None else None
     metrics.update(ledger_metrics(epsilon))

@@ -22,7 +22,7 @@ from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.redact.redactor import pseudonym_of
 from textsift.mechanisms.registry import mechanism
 from textsift.rng import Key
-from textsift.secret_key import new_key
+from textsift.secret_key import SecretKey
 
 PERSON_LABELS = ("PERSON", "NAME")
 
@@ -32,9 +32,9 @@ def _rows(docs: Documents, rows: np.ndarray) -> Documents:
 
 
 def replay_metrics(docs: Documents, published: list[str], test: np.ndarray, setting: Setting, resources: Resources,
-                   guess: Key) -> dict[str, float]:
+                   guess: Key, baseline_key: Key) -> dict[str, float]:
     """``attack.replay.{agreement,baseline,gain}``: the share of released test tokens a replay under ``guess``
-    reproduces, the same under a random key, and the difference."""
+    reproduces, the same under ``baseline_key`` (a key nobody but the holder can know), and the difference."""
     implementation = mechanism(setting.kind)
     rows = np.flatnonzero(test)
     target = _rows(docs, rows) if implementation.per_document else docs
@@ -45,7 +45,7 @@ def replay_metrics(docs: Documents, published: list[str], test: np.ndarray, sett
 
     originals, released = [docs.texts[i] for i in rows], [published[i] for i in rows]
     agreement = replay_agreement(originals, released, replayed(guess))
-    baseline = replay_agreement(originals, released, replayed(new_key()))
+    baseline = replay_agreement(originals, released, replayed(baseline_key))
     return {"attack.replay.agreement": agreement, "attack.replay.baseline": baseline,
             "attack.replay.gain": agreement - baseline}
 
@@ -68,10 +68,12 @@ def dictionary_metrics(docs: Documents, published: list[str], test: np.ndarray, 
 
 
 def outsider_metrics(corpus: pd.DataFrame, published: list[str], setting: Setting, resources: Resources,
-                     guess: Key) -> dict[str, float]:
-    """The outsider's attacks on one setting's published corpus, guessing ``guess`` (the public seed) as the key."""
+                     guess: Key, key: SecretKey) -> dict[str, float]:
+    """The outsider's attacks on one setting's published corpus, guessing ``guess`` (the public seed) as the key;
+    the baseline replays under a key derived from the secret ``key`` (unknowable, and the same on every run, so
+    the metrics reproduce)."""
     docs = Documents(corpus["text"].tolist(), corpus["doc_id"].astype(str).tolist(),
                      [spans_to_python(cell) for cell in corpus["spans"]])
     test = (corpus["split"] == "test").to_numpy()
-    return {**replay_metrics(docs, published, test, setting, resources, guess),
+    return {**replay_metrics(docs, published, test, setting, resources, guess, key.derive("outsider.baseline")),
             **dictionary_metrics(docs, published, test, setting, guess)}

@@ -27,6 +27,7 @@ from textsift.mechanisms.redact.params import RedactSetting
 from textsift.tokenize import words
 
 DATE_WINDOW = (date(1940, 1, 1), date(2020, 12, 31))  # where date pseudonyms fall, whatever today is
+REDRAWS = 10  # draws of a stand-in before falling back to a placeholder
 _FAKER_LOCK = threading.Lock()  # one seeded Faker per process; seeding and drawing must not interleave
 FAKES: dict[str, Callable[[Faker], str]] = {
     "PERSON": lambda f: f"{f.first_name()} {f.last_name()}",
@@ -62,8 +63,21 @@ def pseudonym_of(label: str, key: rng.Key, owner: str | None, original: str) -> 
     name = f"{owner}\x1f{original.casefold()}" if owner is not None else f"\x1e{original.casefold()}"
     with _FAKER_LOCK:
         fake = _faker()
-        fake.seed_instance(rng.stable_key(key, "redact.pseudonym", name))
-        return make(fake)
+        for attempt in range(REDRAWS):  # a draw that repeats the original (Faker's jobs, common names) would leak it
+            fake.seed_instance(rng.stable_key(key, "redact.pseudonym", f"{name}\x1d{attempt}" if attempt else name))
+            stand_in = make(fake)
+            if not _reveals(original, stand_in, label):
+                return stand_in
+    return f"[{label}]"
+
+
+def _reveals(original: str, stand_in: str, label: str) -> bool:
+    """Whether a stand-in gives the original away: equal to it, or (a person) sharing a name part with it."""
+    if stand_in.casefold() == original.casefold():
+        return True
+    if ALIASES.get(label, label) != "PERSON":
+        return False
+    return bool({t.text.casefold() for t in words(original)} & {t.text.casefold() for t in words(stand_in)})
 
 
 def _like(original: str, fake: str) -> str:
