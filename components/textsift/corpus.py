@@ -68,6 +68,7 @@ class RawRecord:
     spans: tuple[Span, ...] = ()
     split: str | None = None
     problem: str | None = None
+    lines: int = 1  # physical lines the record covers: an unclosed quote swallows every line after it
     interest: str | None = None
 
 
@@ -76,12 +77,15 @@ class Rejects:
     """Rejected records with their reasons (kept, never dropped silently)."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
+    swallowed: int = 0  # lines beyond the first of rejects that cover several (records they may have held)
 
     def add(self, record: RawRecord, reason: str) -> None:
-        """Keep ``record`` as a reject: its id, ``reason``, source line and original bytes."""
+        """Keep ``record`` as a reject: its id, ``reason``, source line and original bytes; a reject covering
+        several lines (an unclosed quote) counts its other lines as swallowed records."""
         self.rows.append(
             {"doc_id": record.doc_id, "reason": reason, "source_line": record.source_line, "raw": record.raw}
         )
+        self.swallowed += max(record.lines - 1, 0)
 
     def counts(self) -> dict[str, int]:
         """How many records were rejected for each reason, sorted by reason (for the ingest metrics)."""

@@ -206,9 +206,11 @@ def read_delimited(path: Path, src: SourceParams, delimiter: str) -> Iterator[Ra
     for line_no, fields, original, unclosed in _delimited_rows(text, delimiter):
         raw = original.encode("utf-8", errors="surrogateescape")
         if unclosed:
-            log.warning("%s: the quote opened in the record starting at line %d is never closed; "
-                        "lines %d to the end are rejected as one record", path.name, line_no, line_no)
-            yield RawRecord(f"row-{line_no}", None, None, line_no, raw, problem="unclosed_quote")
+            lines = original.rstrip("\r\n").count("\n") + 1
+            log.warning("%s: the quote opened in the record starting at line %d is never closed; lines %d-%d "
+                        "(%d lines, each possibly a record) are rejected as one record", path.name, line_no, line_no,
+                        line_no + lines - 1, lines)
+            yield RawRecord(f"row-{line_no}", None, None, line_no, raw, problem="unclosed_quote", lines=lines)
             continue
         if not any(f.strip() for f in fields):
             continue

@@ -138,10 +138,12 @@ def check_reject_fraction(rejects: Rejects, total: int, max_fraction: float, rej
     if total == 0:
         raise InputError("the input holds no records")
     counts = rejects.counts()
-    fraction = sum(counts.values()) / total
+    rejected, total = sum(counts.values()) + rejects.swallowed, total + rejects.swallowed
+    fraction = rejected / total
     if fraction > max_fraction:
+        swallowed = f" (of them {rejects.swallowed} lines swallowed by an unclosed quote)" if rejects.swallowed else ""
         raise InputError(
-            f"{sum(counts.values())} of {total} records rejected ({fraction:.1%} > "
+            f"{rejected} of {total} records rejected{swallowed} ({fraction:.1%} > "
             f"ingest.max_reject_fraction={max_fraction:.1%}); by reason: {counts}; "
             f"first ids: {first_ids(rejects)}; see {rejects_path}"
         )

@@ -260,3 +260,20 @@ def test_known_interests_are_read_normalized_and_an_unknown_category_is_rejected
     assert [(r.doc_id, r.interest) for r in clean] == [("a", "sports"), ("b", "none"), ("c", None), ("e", "games")]
     assert [(row["doc_id"], row["reason"]) for row in rejects.rows] == [("d", "bad_interest")]
     assert all(r.interest is None for r in records(path))  # no interest_field: nothing known
+
+
+def test_records_swallowed_by_an_unclosed_quote_count_against_the_reject_fraction(tmp_path: Path) -> None:
+    """The probe's file: 100 records, an unclosed quote on line 52 — "51 read, 1 rejected" hid 49 lost records."""
+    from textsift.validation import check_reject_fraction
+
+    path = tmp_path / "in.csv"
+    rows = [f"{i},message {i},a" for i in range(1, 101)]
+    rows[50] = '51,"this quote never closes,a'
+    path.write_text("id,text,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    got = records(path)
+    assert got[-1].problem == "unclosed_quote" and got[-1].source_line == 52 and got[-1].lines == 50
+    _, rejects, _ = validate_records(got, IngestParams())
+    assert rejects.counts() == {"unclosed_quote": 1} and rejects.swallowed == 49
+    with pytest.raises(InputError, match=r"50 of 100 records rejected \(of them 49 lines swallowed by an unclosed "
+                                         r"quote\) \(50\.0% > ingest\.max_reject_fraction=5\.0%\)"):
+        check_reject_fraction(rejects, len(got), 0.05, "r.parquet")
