@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import tiny_params
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def sha256(path: Path) -> str:
@@ -52,3 +59,48 @@ def flow_run(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRe
     state = pipeline(root=str(root), return_state=True)
     assert state.is_completed(), state.message
     return {"root": root, "result": state.result(), "flow_run_id": state.state_details.flow_run_id}
+
+
+# The whole DAG with its fan-out, sized to run fast through separate processes.
+DVC_PARAMS = {
+    "indexes__sources": {"w2v": {"kind": "word2vec", "dim": 16, "epochs": 1, "min_count": 1, "n_trees": 2}},
+    "indexes__geometry": {"epsilons": [10], "k_list": [1], "draws": 5, "vocab_sample": 5},
+    "privatize__settings": {"mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 50}},
+    "embedding_dp__settings": {"uni": {"allocation": "uniform", "epsilon_max": 50}},
+    "evaluate__transformer__enabled": False,
+    "detectors__data__synthetic_docs": 60,
+}
+
+
+def dvc_run(cmd: list[str], cwd: Path, check: bool = True) -> str:
+    """Run a command (dvc, textsift, git) in a DVC project with this venv's tools, without the caller's key."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "DVC_SITE_CACHE_DIR": str(cwd / ".dvc-site")}
+    env.pop("TEXTSIFT_SECRET_KEY", None)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0 or not check, f"{cmd} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout + proc.stderr
+
+
+def dvc_ran(output: str) -> set[str]:
+    """The stages a ``dvc repro`` ran (the key stage runs every time: it checks the key)."""
+    return set(re.findall(r"Running stage '([^']+)'", output)) - {"key"}
+
+
+def dvc_restored(output: str) -> set[str]:
+    """The stages a ``dvc repro`` ran or restored from DVC's run cache (same deps as an earlier run)."""
+    return dvc_ran(output) | set(re.findall(r"Stage '([^']+)' is cached", output))
+
+
+@pytest.fixture
+def dvc_project(tmp_path: Path) -> Path:
+    """A fresh git + DVC project with a copy of the library and DVC_PARAMS, its dvc.yaml rendered."""
+    root = make_project(tmp_path / "project", **DVC_PARAMS)
+    shutil.copytree(REPO / "components", root / "components",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copy(REPO / ".dvcignore", root / ".dvcignore")
+    dvc_run(["textsift", "dvc", "render"], root)
+    dvc_run(["git", "init", "-q"], root)
+    dvc_run(["dvc", "init", "-q"], root)
+    dvc_run(["dvc", "config", "core.analytics", "false"], root)
+    return root

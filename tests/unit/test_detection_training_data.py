@@ -9,7 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from textsift.corpus import Span
-from textsift.detection.synthetic import ENTITY_TYPES, LabelledText, generate
+from textsift.detection.params import ENTITY_TYPES
+from textsift.detection.synthetic import LabelledText, generate
 from textsift.detection.training_data import (
     WNUT17_FILES,
     DetectorDataParams,
