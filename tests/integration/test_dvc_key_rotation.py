@@ -11,7 +11,10 @@ import pytest
 from tests.integration.conftest import dvc_ran, dvc_restored, dvc_run, sha256
 from textsift.secret_key import KEY_FILE
 
-pytestmark = pytest.mark.integration
+# a partial `dvc repro` and three keyed re-runs:
+# each stage a separate `textsift stage` process (~7 s of imports, MLflow and DVC bookkeeping);
+# 200-300 s on 2 busy cores, so its own limit, far above that, instead of the suite's 600 s
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 KEYED = ["privatize@mdp", "embedding_dp@uni"]  # the stages that draw with the key (evaluate, downstream, not run)
 KEYED_OUTPUTS = ("data/privatized/mdp.parquet", "metrics/privatize/mdp.json", "data/embeddings/uni.parquet",
                  "data/embeddings/uni.manifest.json")

@@ -8,7 +8,10 @@ import pytest
 
 from tests.integration.conftest import dvc_ran, dvc_run, sha256
 
-pytestmark = pytest.mark.integration
+# a full `dvc repro`, a forced one and four partial ones:
+# each stage a separate `textsift stage` process (~7 s of imports, MLflow and DVC bookkeeping);
+# 200-300 s on 2 busy cores, so its own limit, far above that, instead of the suite's 600 s
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 OUTPUTS = ("data/ingest/corpus.parquet", "data/ingest/rejects.parquet", "metrics/ingest.json",
            "models/fill_in.json", "data/indexes/w2v/index.ann", "data/indexes/w2v/vocab.txt",
            "data/privatized/mdp.parquet", "metrics/privatize/mdp.json",
