@@ -171,6 +171,22 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def remove_stale_temporaries(target: str | Path) -> list[Path]:
+    """Remove what a killed writer of ``target`` left beside it (:func:`atomic_path`'s ``.<name>.*.tmp`` files,
+    :func:`atomic_dir`'s ``.<name>.*`` folders); the removed paths. Only safe while no one else writes ``target``:
+    a stage instance calls it for its own outputs, under the project's run lock."""
+    target = Path(target)
+    if not target.parent.is_dir():
+        return []
+    stale = [p for p in target.parent.glob(f".{target.name}.*") if p.name.endswith((".tmp", ".old")) or p.is_dir()]
+    for path in stale:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return stale
+
+
 def write_table(table: pa.Table, target: str | Path) -> None:
     """Write a Parquet file atomically, byte-for-byte reproducible for the same table."""
     with atomic_path(target) as tmp:

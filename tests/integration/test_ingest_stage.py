@@ -65,3 +65,19 @@ def test_cli_stage_log_is_quiet_and_outputs_are_group_readable(project: Path) ->
     assert noisy == []  # GX's and MLflow's routine INFO lines stay out of a run's log
     for output in ("data/ingest/corpus.parquet", "data/ingest/rejects.parquet", "metrics/ingest.json"):
         assert (project / output).stat().st_mode & 0o777 == 0o644, output
+
+
+def test_a_rerun_removes_what_a_killed_run_left_beside_its_outputs(tmp_path: Path) -> None:
+    """A writer killed mid-write (SIGKILL: no finally) leaves `.corpus.parquet.<random>.tmp`; the next successful run
+    of the stage no longer leaves it there (issue 22, item 7)."""
+    root = make_project(tmp_path / "p", ingest__source=SOURCE, ingest__max_reject_fraction=0.5)
+    _write_input(root, n_good=40, n_bad=1)
+    folder = root / "data/ingest"
+    folder.mkdir(parents=True)
+    left = [folder / ".corpus.parquet.k1ll3d.tmp", folder / ".rejects.parquet.x.tmp"]
+    for path in left:
+        path.write_bytes(b"half a parquet file")
+    (folder / ".unrelated.tmp").write_bytes(b"not ours")
+    run_stage("ingest", root=root)
+    assert not any(path.exists() for path in left)
+    assert (folder / ".unrelated.tmp").exists() and (folder / "corpus.parquet").exists()

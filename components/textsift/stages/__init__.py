@@ -21,7 +21,7 @@ from textsift.artifacts import MODEL_CACHE, materialize, read_pointer
 from textsift.catalog import artifact
 from textsift.catalog import path as catalog_path
 from textsift.config import Params, flatten, load_params, select
-from textsift.corpus import write_json
+from textsift.corpus import remove_stale_temporaries, write_json
 from textsift.datasets import stage_datasets
 from textsift.declared_params import DeclaredParams
 from textsift.errors import StageError
@@ -188,6 +188,9 @@ def run_stage(
             log.info("stage %s unchanged since its last run: skipped (cached)", instance.name)
             return cached
         ctx = StageContext(root, params, instance, tracker, run_id, parent_run_id)
+        for output in (*instance.outs, *instance.metrics):  # what a killed earlier run of this instance left
+            for stale in remove_stale_temporaries(root / output):
+                log.info("stage %s: removed %s, left by an interrupted run", instance.name, stale.name)
         log.info("stage %s started", instance.name)
         module.run(ctx)
         ok = True
