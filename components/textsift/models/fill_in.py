@@ -17,6 +17,7 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
 
 from textsift.config import FillInParams
+from textsift.device import global_torch_rng
 from textsift.errors import StageError
 from textsift.models.loading import hf_folders, load_pretrained
 from textsift.models.wordpiece import train_wordpiece
@@ -77,7 +78,8 @@ def build_model(texts: Sequence[str], params: FillInParams, generator: torch.Gen
         max_position_embeddings=params.max_length, pad_token_id=tokenizer.pad_token_id,
         initializer_range=INIT_STD,
     )
-    model = BertForMaskedLM(config)
+    with global_torch_rng():  # the constructor draws from torch's shared generator: never beside a seeded task
+        model = BertForMaskedLM(config)  # (a detector training in another thread would see its dropout shift)
     seed_weights(model, generator)
     return FillInModel(model, tokenizer, "cpu")
 
