@@ -43,10 +43,10 @@ def documents(corpus: pd.DataFrame) -> Documents:
                      [spans_to_python(cell) for cell in corpus["spans"]])
 
 
-def privatize_corpus(corpus: pd.DataFrame, setting: Setting, ctx: StageContext, key: Key,
-                     resources: StageResources | None = None) -> tuple[list[str], dict[str, float]]:
-    """One setting's mechanism over the corpus, its resources loaded from the project on demand."""
-    return mechanism(setting.kind).privatize(documents(corpus), setting, resources or StageResources(ctx), key)
+def privatize_corpus(corpus: pd.DataFrame, setting: Setting, ctx: StageContext, key: Key
+                     ) -> tuple[list[str], dict[str, float]]:
+    """One setting's mechanism over a corpus (``textsift privatize``), its resources loaded on demand."""
+    return mechanism(setting.kind).privatize(documents(corpus), setting, StageResources(ctx), key)
 
 
 def privacy_metrics(original: pd.DataFrame, texts: list[str]) -> dict[str, float]:
@@ -77,27 +77,27 @@ def run(ctx: StageContext) -> None:
     setting = settings[key]
     corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="privatize_input").raise_if_failed()
-    started, resources = time.perf_counter(), StageResources(ctx)
-    texts, mechanism_metrics = privatize_corpus(corpus, setting, ctx, ctx.secret_key, resources)
+    started, resources, docs, secret = time.perf_counter(), StageResources(ctx), documents(corpus), ctx.secret_key
+    implementation = mechanism(setting.kind)
+    texts, mechanism_metrics = implementation.privatize(docs, setting, resources, secret)
     seconds = time.perf_counter() - started
     output = corpus.assign(text=texts, spans=[[] for _ in texts], interest=None)  # the attacker's truth stays private
     report = quality.check_privatized(corpus, output, name="privatized_corpus")
     report.raise_if_failed()
     metrics = {f"{setting.kind}.{k}": v for k, v in mechanism_metrics.items()}
     metrics.update(privacy_metrics(corpus, texts))
-    metrics.update(outsider_metrics(corpus, texts, setting, resources, ctx.params.seed, ctx.secret_key))
-    spent = getattr(mechanism(setting.kind), "spent", None)  # a DP mechanism's per-document ε (the ledger)
-    epsilon = spent(documents(corpus), setting, resources) if spent is not None else None
+    test = (corpus["split"] == "test").to_numpy()
+    metrics.update(outsider_metrics(docs, texts, test, setting, resources, ctx.params.seed, secret))
+    spent = getattr(implementation, "spent", None)  # a DP mechanism's per-document ε (the ledger)
+    epsilon = spent(docs, setting, resources) if spent is not None else None
     metrics.update(ledger_metrics(epsilon))
     metrics.update({"privatize.docs_per_s": len(texts) / seconds if seconds else 0.0,
                     "privatize.seconds": seconds, **report.to_metrics()})
     write_table(corpus_table(output), ctx.output("privatized"))
-    entries = (mechanism(setting.kind).vault_entries(documents(corpus), setting, resources, ctx.secret_key)
-               if getattr(setting, "vault", False) else {})
+    entries = implementation.vault_entries(docs, setting, resources, secret) if getattr(setting, "vault", False) else {}
     with atomic_path(ctx.output("vault")) as tmp:
-        tmp.write_bytes(seal(entries, key, ctx.secret_key))
-    write_table(ledger_table(corpus["doc_id"].astype(str).tolist(), epsilon, GUARANTEES.get(setting.kind, "")),
-                ctx.output("ledger"))
+        tmp.write_bytes(seal(entries, key, secret))
+    write_table(ledger_table(docs.ids, epsilon, GUARANTEES.get(setting.kind, "")), ctx.output("ledger"))
     ctx.write_metrics("privatize_metrics", metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.mechanism": setting.kind, "textsift.setting": key})

@@ -2,10 +2,11 @@
 
 The outsider holds the repository and params (the public ``seed``) and the published corpus, and
 replays the setting's mechanism on candidate originals with the seed as its guess of the key
-(:mod:`textsift.evaluation.outsider`); the same replay under a fresh random key is the no-information
-baseline, so ``attack.replay.gain`` near 0 means the replay tells the outsider nothing. Measured on the
-test split: a per-document mechanism is replayed on the test documents alone; DataSifterText, which
-calibrates and swaps across the corpus, on the whole corpus. A pseudonym setting also gets the
+(:mod:`textsift.evaluation.outsider`); the same replay under a key derived from the secret one (unknowable
+to the outsider, the same on every run) is the no-information baseline, so ``attack.replay.gain`` near 0
+means the replay tells the outsider nothing. Measured on the test split: a per-document mechanism is
+replayed on the test documents alone; DataSifterText, which calibrates and swaps across the corpus, on the
+whole corpus. A pseudonym setting also gets the
 dictionary attacker: the corpus's gold person names as candidates, a name confirmed when its
 recomputed pseudonym is in the published document (``attack.dictionary.*``).
 """
@@ -13,10 +14,8 @@ recomputed pseudonym is in the published document (``attack.dictionary.*``).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from textsift.config import Setting
-from textsift.corpus import spans_to_python
 from textsift.evaluation.outsider import dictionary_attack, replay_agreement
 from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.redact.redactor import pseudonym_of
@@ -67,13 +66,10 @@ def dictionary_metrics(docs: Documents, published: list[str], test: np.ndarray, 
     return {f"attack.dictionary.{k}": v for k, v in attack.items()}
 
 
-def outsider_metrics(corpus: pd.DataFrame, published: list[str], setting: Setting, resources: Resources,
-                     guess: Key, key: SecretKey) -> dict[str, float]:
+def outsider_metrics(docs: Documents, published: list[str], test: np.ndarray, setting: Setting,
+                     resources: Resources, guess: Key, key: SecretKey) -> dict[str, float]:
     """The outsider's attacks on one setting's published corpus, guessing ``guess`` (the public seed) as the key;
     the baseline replays under a key derived from the secret ``key`` (unknowable, and the same on every run, so
     the metrics reproduce)."""
-    docs = Documents(corpus["text"].tolist(), corpus["doc_id"].astype(str).tolist(),
-                     [spans_to_python(cell) for cell in corpus["spans"]])
-    test = (corpus["split"] == "test").to_numpy()
     return {**replay_metrics(docs, published, test, setting, resources, guess, key.derive("outsider.baseline")),
             **dictionary_metrics(docs, published, test, setting, guess)}
