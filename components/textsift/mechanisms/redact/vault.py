@@ -3,7 +3,7 @@
 Authorised re-identification (``textsift reveal``) needs the way back from a stand-in to the person; the
 published corpus must never carry it. The vault holds, per document, ``(label, pseudonym, original)``
 for every replaced region, encrypted with AES-GCM-SIV under a key derived from the project's secret key
-(BLAKE2b keyed, personalised for the vault), so only the key holder can open it. SIV makes the
+(:meth:`SecretKey.derive`), so only the key holder can open it. SIV makes the
 ciphertext a function of the plaintext alone (the nonce is fixed per setting): ``dvc repro`` writes
 the same bytes, and a repeated nonce reveals at most that two vaults are equal.
 """
@@ -25,7 +25,7 @@ Entry = tuple[str, str, str]  # (label, pseudonym, original)
 
 
 def _cipher(key: SecretKey) -> AESGCMSIV:
-    return AESGCMSIV(hashlib.blake2b(b"vault", key=key.material, person=b"textsift-vault", digest_size=32).digest())
+    return AESGCMSIV(key.derive("vault").material)
 
 
 def _nonce(setting: str) -> bytes:
