@@ -42,8 +42,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def tiny_params(**overrides: object) -> dict:
     """Complete params.yaml content for fast tests: a small demo corpus.
 
-    Every key is written out (as in the committed params.yaml) because DVC reads the params
-    a stage declares from the file itself. Overrides use ``__`` for nesting.
+    Every key is written out, defaults included, so a test reads any value from the file (DVC reads the
+    rendered ``dvc.params.yaml``, so a sparse params.yaml works too: ``test_dvc_params``). Overrides use ``__``
+    for nesting.
     """
     params: dict = {
         "seed": 7,

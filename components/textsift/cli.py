@@ -74,28 +74,57 @@ def stages(params: Path = typer.Option(Path("params.yaml"))) -> None:
 def dvc_render(
     params: Path = typer.Option(Path("params.yaml")),
     output: Path = typer.Option(Path("dvc.yaml")),
-    check: bool = typer.Option(False, help="exit 1 if the file on disk differs instead of writing"),
+    check: bool = typer.Option(False, help="exit 1 if a file on disk differs instead of writing"),
 ) -> None:
-    """Write dvc.yaml from the stage registry."""
+    """Write dvc.yaml from the stage registry and dvc.params.yaml (the validated params DVC tracks) beside it."""
     from textsift.corpus import atomic_path
-    from textsift.dvc_render import render_text
+    from textsift.dvc_render import PARAMS_FILE, render_params_text, render_text
 
     try:
         if not params.exists():  # rendering from the embedded defaults would silently drop every setting
             raise ConfigError(f"{params} not found: run from the project root or pass --params")
-        text = render_text(load_params(params))
+        loaded = load_params(params)
     except TextsiftError as err:
         _fail(err)
+    files = {output: render_text(loaded), output.parent / PARAMS_FILE: render_params_text(loaded)}
     if check:
-        current = output.read_text(encoding="utf-8") if output.exists() else ""
-        if current != text:
-            typer.echo(f"{output} is out of date: run `textsift dvc render`", err=True)
+        stale = [str(f) for f, text in files.items() if not f.exists() or f.read_text(encoding="utf-8") != text]
+        if stale:
+            typer.echo(f"{', '.join(stale)} out of date: run `textsift dvc render`", err=True)
             raise typer.Exit(1)
-        typer.echo(f"{output} is up to date")
+        typer.echo(f"{output} and {PARAMS_FILE} are up to date")
         return
-    with atomic_path(output) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-    typer.echo(f"wrote {output}")
+    for path, text in files.items():
+        with atomic_path(path) as tmp:
+            tmp.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {path}")
+
+
+@dvc_app.command("params")
+def dvc_params(
+    params: Path = typer.Option(Path("params.yaml")),
+    dvc_file: Path = typer.Option(Path("dvc.yaml")),
+) -> None:
+    """DVC's first stage: validate params.yaml, refuse a stale dvc.yaml, write dvc.params.yaml.
+
+    Fails before DVC runs (and deletes the outputs of) any other stage."""
+    from textsift.corpus import atomic_path
+    from textsift.dvc_render import PARAMS_FILE, render_params_text, stale_reason
+
+    try:
+        loaded = load_params(params)
+        reason = stale_reason(loaded, dvc_file.read_text(encoding="utf-8") if dvc_file.exists() else "")
+        if reason:
+            raise ConfigError(f"{dvc_file} was rendered from other params ({reason}): "
+                              f"run `textsift dvc render`, then `dvc repro`")
+    except TextsiftError as err:
+        _fail(err)
+    target = dvc_file.parent / PARAMS_FILE
+    text = render_params_text(loaded)
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        with atomic_path(target) as tmp:
+            tmp.write_text(text, encoding="utf-8")
+    typer.echo(f"{params} is valid and {dvc_file} matches it")
 
 
 @params_app.command("schema")

@@ -83,8 +83,8 @@ def dvc_run(cmd: list[str], cwd: Path, check: bool = True) -> str:
 
 
 def dvc_ran(output: str) -> set[str]:
-    """The stages a ``dvc repro`` ran (the key stage runs every time: it checks the key)."""
-    return set(re.findall(r"Running stage '([^']+)'", output)) - {"key"}
+    """The stages a ``dvc repro`` ran (the key and params stages run every time: they check the key and params)."""
+    return set(re.findall(r"Running stage '([^']+)'", output)) - {"key", "params"}
 
 
 def dvc_restored(output: str) -> set[str]:

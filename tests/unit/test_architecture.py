@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 from textsift.config import load_params
-from textsift.dvc_render import render_text
+from textsift.dvc_render import PARAMS_FILE, render_params_text, render_text
 from textsift.registry import STAGES, instances
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,10 +35,11 @@ def test_library_never_imports_prefect_and_only_tracking_imports_mlflow() -> Non
     assert offenders == []
 
 
-def test_committed_dvc_yaml_matches_the_registry() -> None:
-    rendered = render_text(load_params(REPO / "params.yaml"))
-    committed = (REPO / "dvc.yaml").read_text(encoding="utf-8")
-    assert committed == rendered, "dvc.yaml is stale: run `textsift dvc render`"
+def test_committed_dvc_yaml_and_dvc_params_match_the_registry_and_params() -> None:
+    params = load_params(REPO / "params.yaml")
+    assert (REPO / "dvc.yaml").read_text(encoding="utf-8") == render_text(params), "stale: run `textsift dvc render`"
+    committed_params = (REPO / PARAMS_FILE).read_text(encoding="utf-8")
+    assert committed_params == render_params_text(params), f"{PARAMS_FILE} is stale: run `textsift dvc render`"
 
 
 def test_every_registered_stage_has_a_module_and_existing_code_deps() -> None:

@@ -46,7 +46,7 @@ def test_render_uses_dvc_foreach_and_sink_depends_on_every_instance(fanned: FanO
     assert fan["do"]["cmd"] == "textsift stage privatize --key ${item}"
     assert fan["do"]["outs"] == ["data/privatized/${item}.parquet", "data/vault/${item}.bin",
                                  "data/ledger/${item}.parquet"]
-    assert "settings.${item}" in fan["do"]["params"]
+    assert "settings.${item}" in fan["do"]["params"][0][dvc_render.PARAMS_FILE]
     assert fan["do"]["metrics"] == [{"metrics/privatize/${item}.json": {"cache": False}}]
     sink_deps = doc["stages"]["evaluate"]["deps"]
     assert {"data/privatized/ds_default.parquet", "data/privatized/mdp_eps10.parquet",
