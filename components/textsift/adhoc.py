@@ -21,19 +21,22 @@ from pathlib import Path
 import pandas as pd
 
 from textsift import secret_key
+from textsift.chunked import CHUNK_DOCS, ChunkWriter, Plan, Progress, chunks, combine_metrics, plan
 from textsift.config import Params, SourceParams, load_params
-from textsift.corpus import atomic_path, spans_to_python, write_table
+from textsift.corpus import Rejects, atomic_path, spans_to_python, write_table
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.evaluation.utility import score, train_tfidf_logreg
+from textsift.mechanisms.registry import mechanism
 from textsift.prerequisites import ensure
 from textsift.readers import read_records
 from textsift.registry import StageInstance, get_stage
+from textsift.split import SPLITS
 from textsift.stages import StageContext
 from textsift.stages.ingest import build_corpus, ingest_metrics
 from textsift.stages.privatize import privatize_corpus
 from textsift.tracking import Tracker
-from textsift.validation import check_reject_fraction, first_ids, validate_records
+from textsift.validation import REASONS, check_reject_fraction, first_ids, validate_records
 
 log = logging.getLogger("textsift")
 OUTPUT_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}
@@ -106,37 +109,31 @@ def read_file_corpus(path: Path, source: SourceParams, params: Params) -> pd.Dat
     return load_file(path, source, params)[0]
 
 
-def write_output(frame: pd.DataFrame, path: Path, source: SourceParams) -> None:
-    """Write id, text, label and split under the input's field names, format from the suffix, atomically.
+def output_columns(frame: pd.DataFrame, source: SourceParams) -> pd.DataFrame:
+    """id, text, label and split under the input's field names: what ``textsift privatize`` writes.
 
     The id column is ``source.id_field`` or ``id`` (row ids ``row-N`` when the input had none),
     so ``textsift evaluate`` can pair every privatized record with its original. Without a
     label field there is no label column.
     """
-    fmt, gzipped = output_format(path)
     names = {"doc_id": source.id_field or "id", "text": source.text_field}
     keep = ["doc_id", "text", "split"]
     if source.label_field is not None:
         names["label"] = source.label_field
         keep.insert(2, "label")
-    columns = frame[keep].rename(columns=names)
-    compression = "gzip" if gzipped else None
-    with atomic_path(path) as tmp:
-        if fmt == "parquet":
-            columns.to_parquet(tmp, index=False)
-        elif fmt == "jsonl":
-            columns.to_json(tmp, orient="records", lines=True, force_ascii=False, compression=compression)
-        else:
-            columns.to_csv(tmp, index=False, sep="," if fmt == "csv" else "\t", compression=compression)
+    return frame[keep].rename(columns=names)
 
 
 def privatize_file(
     input_path: Path, output_path: Path, setting_name: str, params_path: Path, root: Path, source: SourceParams,
+    chunk_docs: int = CHUNK_DOCS,
 ) -> dict[str, float]:
     """Privatize ``input_path`` with the named setting; return the mechanism's and ingest's count metrics.
 
     Checked before any work: the params file, the setting, and that the output can be written.
-    Rejected records go to ``rejects_path(output_path)``.
+    Rejected records go to ``rejects_path(output_path)`` and the reject fraction is enforced before anything
+    is privatized. The file is streamed in chunks of ``chunk_docs`` records (:mod:`textsift.chunked`): memory
+    does not grow with the file, and the output appears (atomically) only when complete.
     """
     started = time.perf_counter()
     params = load_params(params_path)
@@ -144,25 +141,68 @@ def privatize_file(
         known = ", ".join(params.privatize.settings) or "none"
         raise ConfigError(f"no setting {setting_name!r} in privatize.settings of {params_path} ({known})")
     setting = params.privatize.settings[setting_name]
+    fmt, gzipped = output_format(output_path)
     check_output(output_path, input_path)
+    labelled, ingest = source.label_field is not None, params.ingest.model_copy(update={"source": source})
     log.info("reading %s", input_path.name)
-    corpus, counts = load_file(input_path, source, params, rejects=rejects_path(output_path))
+    planned = plan(input_path, source, ingest, params.seed, labelled)
+    write_table(planned.rejects.to_table(), rejects_path(output_path))
+    _check_usable(input_path, planned.rejects, planned.total, planned.accepted, rejects_path(output_path))
+    check_reject_fraction(planned.rejects, planned.total, params.ingest.max_reject_fraction,
+                          str(rejects_path(output_path)))
     ensure(root, params, params_path, setting.needs())
+    implementation = mechanism(setting.kind)
+    if not implementation.per_document:
+        log.info("%s calibrates over the whole corpus (METHODS.md): the file is privatized in one piece", setting.kind)
+        chunk_docs = max(planned.accepted, 1)
     tracker = Tracker(params.tracking, root)
     run_id = tracker.start_run(f"privatize-file@{setting_name}", tags={"textsift.stage": "privatize_file"})
     ctx = StageContext(root, params, StageInstance(get_stage("privatize"), setting_name), tracker, run_id)
     key = secret_key.ensure(root)  # the project's: a file privatized ad hoc is drawn like the pipeline's
-    ok = False
+    ok, parts, split_counts = False, [], dict.fromkeys(SPLITS, 0)
+    progress = Progress(planned.accepted, f"privatize@{setting_name}")
     try:
-        log.info("privatizing %d records with %s (%s)", len(corpus), setting_name, setting.kind)
-        texts, metrics = privatize_corpus(corpus, setting, ctx, key)
-        write_output(corpus.assign(text=texts), output_path, source)
-        metrics = {**metrics, **counts}
+        with atomic_path(output_path) as tmp:
+            writer = ChunkWriter(tmp, fmt, gzipped)
+            try:
+                for chunk in chunks(input_path, source, ingest, labelled, planned.split_codes, chunk_docs):
+                    texts, chunk_metrics = privatize_corpus(chunk, setting, ctx, key)
+                    writer.append(output_columns(chunk.assign(text=texts), source))
+                    parts.append((len(chunk), chunk_metrics))
+                    for split, n in chunk["split"].value_counts().items():
+                        split_counts[split] += int(n)
+                    progress.advance(len(chunk))
+            finally:
+                writer.close()
+        metrics = {**combine_metrics(parts, getattr(implementation, "additive_metrics", ())),
+                   **_counts(planned, split_counts), "privatize.chunks": float(len(parts))}
         tracker.log_metrics(run_id, metrics)
         ok = True
     finally:
+        progress.close()
         tracker.end_run(run_id, ok)
-    log.info("privatized %d records in %.1fs", len(corpus), time.perf_counter() - started)
+    log.info("privatized %d records in %.1fs", planned.accepted, time.perf_counter() - started)
+    return metrics
+
+
+def _check_usable(path: Path, rejects: Rejects, total: int, accepted: int, where: Path) -> None:
+    if total == 0 or not accepted:
+        raise InputError(f"{path.name}: no usable records ({total} read; rejected by reason: {rejects.counts()}; "
+                         f"first ids: {first_ids(rejects) or 'none'}; see {where})")
+    if rejects.rows:
+        log.warning("%s: %d of %d records rejected %s; first ids: %s; see %s", path.name, len(rejects.rows), total,
+                    rejects.counts(), first_ids(rejects), where)
+
+
+def _counts(planned: Plan, splits: dict[str, int]) -> dict[str, float]:
+    """ingest's count metrics for a streamed file (no spans or labels kept to count)."""
+    counts = planned.rejects.counts()
+    rejected = sum(counts.values())
+    metrics: dict[str, float] = {"docs.read": planned.total, "docs.accepted": planned.accepted,
+                                 "docs.rejected": rejected,
+                                 "docs.reject_fraction": rejected / planned.total if planned.total else 0.0}
+    metrics.update({f"rejected.{reason}": counts.get(reason, 0) for reason in REASONS})
+    metrics.update({f"split.{split}": n for split, n in splits.items() if n})
     return metrics
 
 

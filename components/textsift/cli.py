@@ -230,14 +230,20 @@ def privatize(
     label_field: str = typer.Option("label", help="label column, or 'none' for unlabelled input"),
     id_field: str | None = typer.Option(None),
     spans_field: str | None = typer.Option(None),
+    chunk_docs: int = typer.Option(10_000, min=1, help="records privatized and written at a time (memory holds one "
+                                                       "chunk; DataSifterText takes the whole file at once)"),
 ) -> None:
-    """Privatize any file with a named setting, reusing (or training) the pipeline's models."""
+    """Privatize any file with a named setting, reusing (or training) the pipeline's models.
+
+    The file is streamed: read twice (validate and split, then privatize chunk by chunk), never held whole; the
+    output appears only when complete."""
     from textsift.adhoc import privatize_file, rejects_path
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         source = _source(input_path, fmt, text_field, label_field, id_field, spans_field)
-        metrics = privatize_file(input_path, output, setting, params or root / "params.yaml", root.resolve(), source)
+        metrics = privatize_file(input_path, output, setting, params or root / "params.yaml", root.resolve(), source,
+                                 chunk_docs)
     except TextsiftError as err:
         _fail(err)
     typer.echo(json.dumps(metrics, indent=2, sort_keys=True, default=float))

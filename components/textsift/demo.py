@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
@@ -256,8 +256,13 @@ def generate_demo(params: DemoCorpusParams, seed: int) -> list[RawRecord]:
     Returns:
         Records as a reader would yield them from ``write_demo_jsonl``'s file (``raw`` is the line).
     """
+    return list(iter_demo(params, seed))
+
+
+def iter_demo(params: DemoCorpusParams, seed: int) -> Iterator[RawRecord]:
+    """:func:`generate_demo`'s records one at a time (a corpus of millions for benchmarks, never held whole)."""
     pools = entity_pools(seed)
-    return [_document(i, params, pools, seed) for i in range(params.n_docs)]
+    return (_document(i, params, pools, seed) for i in range(params.n_docs))
 
 
 def write_demo_jsonl(records: Iterable[RawRecord], path: str | Path) -> None:
@@ -267,5 +272,6 @@ def write_demo_jsonl(records: Iterable[RawRecord], path: str | Path) -> None:
         records: Records from ``generate_demo`` (each line is the record's ``raw`` bytes).
         path: Target file; it is replaced only once fully written.
     """
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(b"".join(record.raw + b"\n" for record in records))
+    with atomic_path(path) as tmp, tmp.open("wb") as handle:
+        for record in records:
+            handle.write(record.raw + b"\n")

@@ -3,7 +3,9 @@
 Each reader yields ``RawRecord``s and never raises on a bad record: a record that cannot be
 decoded or parsed is yielded with ``problem`` set, so ingest can reject it by id and keep its
 original bytes. Files are decoded with ``surrogateescape`` so non-UTF-8 bytes survive
-round trips and are detected per record rather than failing the whole file. A field of the
+round trips and are detected per record rather than failing the whole file. Files are read as a
+stream (line by line, Parquet in batches), so reading holds one record at a time whatever the file's
+size (a gzipped Parquet file is the exception: Parquet needs to seek, so it is decompressed in memory). A field of the
 wrong type (a number or list as text, a float label) is a ``bad_type`` problem, never
 ``str()``-ed into a document. Only a file that cannot be read at all (missing, corrupt gzip or
 Parquet) raises ``InputError``, in one line.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import itertools
 import json
 import logging
 import re
@@ -52,7 +55,7 @@ def detect_format(path: Path) -> str:
 
 
 def _read_bytes(path: Path) -> bytes:
-    """The file's bytes, gunzipped for ``.gz``; a truncated or corrupt gzip is one InputError."""
+    """The file's bytes, gunzipped for ``.gz`` (gzipped Parquet only); a corrupt gzip is one InputError."""
     if not path.is_file():
         raise InputError(f"input file not found: {path}")
     data = path.read_bytes()
@@ -61,6 +64,21 @@ def _read_bytes(path: Path) -> bytes:
     try:
         return gzip.decompress(data)
     except (EOFError, OSError, zlib.error) as err:
+        raise InputError(f"{path.name}: truncated or corrupt gzip ({err})") from None
+
+
+def _lines(path: Path) -> Iterator[bytes]:
+    """The file's lines as bytes, without their ``\n`` (a ``\r`` stays), gunzipped for ``.gz``, streamed.
+
+    A missing file, or a gzip found truncated or corrupt on the way, is one InputError."""
+    if not path.is_file():
+        raise InputError(f"input file not found: {path}")
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    try:
+        with opener(path, "rb") as handle:
+            for line in handle:
+                yield line[:-1] if line.endswith(b"\n") else line
+    except (EOFError, zlib.error, gzip.BadGzipFile) as err:
         raise InputError(f"{path.name}: truncated or corrupt gzip ({err})") from None
 
 
@@ -131,7 +149,7 @@ def _from_mapping(row: dict[str, Any], line: int, raw: bytes, src: SourceParams)
 
 def read_jsonl(path: Path, src: SourceParams) -> Iterator[RawRecord]:
     """One record per non-blank JSON-object line; undecodable or malformed lines become problem records."""
-    for line_no, raw in enumerate(_read_bytes(path).split(b"\n"), start=1):
+    for line_no, raw in enumerate(_lines(path), start=1):
         if not raw.strip():
             continue
         try:
@@ -181,14 +199,17 @@ class _LineTap:
         return self.consumed - len(taken) + 1, "".join(taken).removesuffix("\n").removesuffix("\r")
 
 
-def _delimited_rows(text: str, delimiter: str) -> Iterator[tuple[int, list[str], str, bool]]:
+def _delimited_rows(path: Path, delimiter: str) -> Iterator[tuple[int, list[str], str, bool]]:
     """(first line, fields, original text, unclosed quote) per row; TSV rows are single lines."""
+    decoded = (line.decode("utf-8", errors="surrogateescape") for line in _lines(path))
     if delimiter == "\t":
-        for line_no, line in enumerate(text.split("\n"), start=1):
+        for line_no, line in enumerate(decoded, start=1):
             line = line.rstrip("\r")
             yield line_no, line.split("\t"), line, False
         return
-    tap = _LineTap(io.StringIO(text, newline=""))
+    # csv.reader wants the lines with their endings (a quoted field may hold a line break)
+    tap = _LineTap(piece for line in decoded
+                   for piece in (io.StringIO(line + "\n", newline="") if "\r" in line else (line + "\n",)))
     for fields in csv.reader(tap, delimiter=delimiter):
         line_no, original = tap.take()
         yield line_no, fields, original, tap.ended
@@ -201,9 +222,8 @@ def read_delimited(path: Path, src: SourceParams, delimiter: str) -> Iterator[Ra
     unclosed quote swallows the rest of the file into one record: it is rejected as
     ``unclosed_quote`` with those bytes, so nothing after it is lost either.
     """
-    text = _read_bytes(path).decode("utf-8", errors="surrogateescape")
     header = list(src.columns) if src.columns else None
-    for line_no, fields, original, unclosed in _delimited_rows(text, delimiter):
+    for line_no, fields, original, unclosed in _delimited_rows(path, delimiter):
         raw = original.encode("utf-8", errors="surrogateescape")
         if unclosed:
             lines = original.rstrip("\r\n").count("\n") + 1
@@ -267,10 +287,9 @@ def _bio_spans(tokens: list[str], tags: list[str]) -> tuple[str, tuple[Span, ...
 
 def read_conll(path: Path, src: SourceParams) -> Iterator[RawRecord]:
     """CoNLL/BIO: ``token<TAB>tag`` lines, sentences separated by lines empty after stripping."""
-    lines = _read_bytes(path).split(b"\n")
     block: list[bytes] = []
     start_line = 1
-    for line_no, raw_line in enumerate([*lines, b""], start=1):
+    for line_no, raw_line in enumerate(itertools.chain(_lines(path), [b""]), start=1):
         if raw_line.strip():
             if not block:
                 start_line = line_no

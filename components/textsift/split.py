@@ -14,6 +14,7 @@ from textsift.config import SplitParams
 from textsift.rng import stable_key
 
 _STAGE = "split"
+SPLITS = ("train", "validation", "test")
 
 
 def _cut(ids: list[str], fractions: dict[str, float], seed: int) -> dict[str, str]:

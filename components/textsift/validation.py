@@ -16,7 +16,7 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from textsift.config import IngestParams
@@ -84,14 +84,59 @@ def _problem(record: RawRecord, params: IngestParams, require_label: bool) -> tu
     return None, clean
 
 
+class Validator:
+    """Record-level validation as a stream: ``accept`` one record at a time, keeping only what later records
+    are checked against (the ids and normalized-text digests seen), the rejects and the count.
+
+    The first occurrence of an id (or, with ``dedupe``, of a normalized text) wins; later ones are rejected,
+    so the result depends on nothing but input order — two passes over the same file agree record for record.
+    """
+
+    def __init__(self, params: IngestParams, require_label: bool = True) -> None:
+        self.params, self.require_label = params, require_label
+        self.rejects = Rejects()
+        self.total = self.accepted = 0
+        self._seen_ids: set[str] = set()
+        self._seen_texts: set[bytes] = set()
+
+    def accept(self, record: RawRecord) -> CleanRecord | None:
+        """The record normalized when it is clean and new, else None (it is added to ``rejects``)."""
+        self.total += 1
+        reason, clean = _problem(record, self.params, self.require_label)
+        if reason is None and clean is not None:
+            digest = hashlib.blake2b(clean.text.encode(), digest_size=16).digest()
+            if clean.doc_id in self._seen_ids:
+                reason = "duplicate_id"
+            elif self.params.dedupe and digest in self._seen_texts:
+                reason = "duplicate_text"
+            else:
+                self._seen_ids.add(clean.doc_id)
+                if self.params.dedupe:
+                    self._seen_texts.add(digest)
+                self.accepted += 1
+                return clean
+        self.rejects.add(record, reason or "malformed")
+        return None
+
+    def stream(self, records: Iterable[RawRecord], progress_every: int = PROGRESS_EVERY) -> Iterator[CleanRecord]:
+        """The clean records of ``records`` in input order; logs counts every ``progress_every`` records."""
+        started = time.perf_counter()
+        for record in records:
+            if self.total and self.total % progress_every == 0:
+                log.info("validated %d records: %d accepted, %d rejected (%.1fs)", self.total, self.accepted,
+                         len(self.rejects.rows), time.perf_counter() - started)
+            clean = self.accept(record)
+            if clean is not None:
+                yield clean
+        log.info("read and validated %d records: %d accepted, %d rejected %s (%.1fs)", self.total, self.accepted,
+                 len(self.rejects.rows), self.rejects.counts(), time.perf_counter() - started)
+
+
 def validate_records(
     records: Iterable[RawRecord], params: IngestParams, require_label: bool = True,
     progress_every: int = PROGRESS_EVERY,
 ) -> tuple[list[CleanRecord], Rejects, int]:
-    """Split a record stream into clean records and rejects; also return the number seen.
-
-    The first occurrence of an id (or, with ``dedupe``, of a normalized text) wins; later
-    ones are rejected, so the result does not depend on anything but input order.
+    """Split a record stream into clean records and rejects; also return the number seen (:class:`Validator`).
 
     Args:
         records: the reader's records, in input order.
@@ -100,33 +145,9 @@ def validate_records(
             label ``NO_LABEL`` and none is rejected as ``missing_label``.
         progress_every: log counts and elapsed time every this many records (long inputs).
     """
-    accepted: list[CleanRecord] = []
-    rejects = Rejects()
-    seen_ids: set[str] = set()
-    seen_texts: set[bytes] = set()
-    total = 0
-    started = time.perf_counter()
-    for record in records:
-        if total and total % progress_every == 0:
-            log.info("validated %d records: %d accepted, %d rejected (%.1fs)", total, len(accepted),
-                     len(rejects.rows), time.perf_counter() - started)
-        total += 1
-        reason, clean = _problem(record, params, require_label)
-        if reason is None and clean is not None:
-            digest = hashlib.blake2b(clean.text.encode(), digest_size=16).digest()
-            if clean.doc_id in seen_ids:
-                reason = "duplicate_id"
-            elif params.dedupe and digest in seen_texts:
-                reason = "duplicate_text"
-            else:
-                seen_ids.add(clean.doc_id)
-                seen_texts.add(digest)
-                accepted.append(clean)
-                continue
-        rejects.add(record, reason or "malformed")
-    log.info("read and validated %d records: %d accepted, %d rejected %s (%.1fs)", total, len(accepted),
-             len(rejects.rows), rejects.counts(), time.perf_counter() - started)
-    return accepted, rejects, total
+    validator = Validator(params, require_label)
+    accepted = list(validator.stream(records, progress_every))
+    return accepted, validator.rejects, validator.total
 
 
 def check_reject_fraction(rejects: Rejects, total: int, max_fraction: float, rejects_path: str) -> None:

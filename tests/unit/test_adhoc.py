@@ -13,6 +13,7 @@ import yaml
 
 from tests.conftest import tiny_params
 from textsift import adhoc, stages
+from textsift.chunked import ChunkWriter
 from textsift.config import SourceParams, parse_params
 from textsift.corpus import REJECTS_SCHEMA
 from textsift.errors import ConfigError, InputError
@@ -131,6 +132,13 @@ def test_rejects_are_written_beside_the_output_and_the_fraction_enforced(tmp_pat
     assert len(frame) == 7 and counts["docs.rejected"] == 3 and counts["rejected.malformed"] == 1
 
 
+def _write(frame: pd.DataFrame, path: Path, source: SourceParams) -> None:
+    """Write a frame the way ``textsift privatize`` writes its chunks."""
+    writer = ChunkWriter(path, *adhoc.output_format(path))
+    writer.append(adhoc.output_columns(frame, source))
+    writer.close()
+
+
 def test_unlabelled_input_gets_one_class_splits_and_no_label_column(tmp_path: Path) -> None:
     params = parse_params(tiny_params())
     source = _jsonl(tmp_path / "in.jsonl", _docs(20, label=False))
@@ -139,7 +147,7 @@ def test_unlabelled_input_gets_one_class_splits_and_no_label_column(tmp_path: Pa
     assert len(frame) == 20 and set(frame["label"]) == {""} and counts["docs.rejected"] == 0
     assert frame["split"].value_counts().to_dict() == {"train": 14, "test": 4, "validation": 2}
     out = tmp_path / "out.jsonl.gz"
-    adhoc.write_output(frame, out, unlabelled)
+    _write(frame, out, unlabelled)
     written = pd.read_json(gzip.open(out), lines=True)
     assert list(written.columns) == ["id", "text", "split"] and list(written["id"]) == list(frame["doc_id"])
 
@@ -149,7 +157,7 @@ def test_labelled_output_keeps_the_label_column_name(tmp_path: Path) -> None:
     source = _jsonl(tmp_path / "in.jsonl", [{"key": r["id"], "body": r["text"], "y": r["label"]} for r in _docs(6)])
     src = SourceParams(kind="file", path="x", id_field="key", text_field="body", label_field="y")
     frame = adhoc.read_file_corpus(source, src, params)
-    adhoc.write_output(frame, tmp_path / "out.tsv", src)
+    _write(frame, tmp_path / "out.tsv", src)
     written = pd.read_csv(tmp_path / "out.tsv", sep="\t")
     assert list(written.columns) == ["key", "body", "y", "split"] and list(written["y"]) == list("ababab")
 

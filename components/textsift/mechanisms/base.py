@@ -67,7 +67,9 @@ class Mechanism(Protocol):
 
     Optional members: a differentially private mechanism defines ``spent(docs, setting, resources) -> list[float]``,
     the ε each document spends (the privacy ledger, ``data/ledger/<setting>.parquet``; without it a setting is
-    "not DP"); a mechanism whose stand-ins can be traced back defines ``vault_entries`` (the pseudonym vault).
+    "not DP"); a mechanism whose stand-ins can be traced back defines ``vault_entries`` (the pseudonym vault);
+    ``additive_metrics`` names the metrics that are totals over documents, which a chunked run
+    (:mod:`textsift.chunked`) sums — it averages every other metric over the chunks, weighted by documents.
     """
 
     per_document: bool

@@ -59,6 +59,7 @@ def load_privatizer(setting: MetricDPSetting, resources: Resources) -> MetricDPP
 
 
 per_document = True  # each word's noise is keyed by (key, document id, position)
+additive_metrics = ("tokens",)  # a total: a chunked run sums it
 
 
 def needs(setting: MetricDPSetting) -> tuple[tuple[str, str | None], ...]:

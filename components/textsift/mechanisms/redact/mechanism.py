@@ -14,6 +14,7 @@ from textsift.mechanisms.redact.redactor import redact
 from textsift.rng import Key
 
 per_document = True  # a stand-in is keyed by (key, document id, original string)
+additive_metrics = ("spans_given", "regions_replaced")  # totals: a chunked run sums them
 
 
 def needs(setting: RedactSetting) -> tuple[tuple[str, str | None], ...]:

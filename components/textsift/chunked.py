@@ -1,0 +1,163 @@
+"""Privatize a file of any size with bounded memory: two streaming passes, chunks, one atomic rename.
+
+``textsift privatize`` (:mod:`textsift.adhoc`) reads its input twice, never whole:
+
+1. **plan** — every record is read and validated as a stream (:class:`textsift.validation.Validator`); only the
+   accepted records' ids, labels and given splits are kept, to draw the same stratified splits ingest draws
+   (:func:`textsift.split.assign_splits`) and to count rejects before any work;
+2. **privatize** — the file is read again, records validated again (the same decisions: validation depends on
+   input order only), and every ``chunk_docs`` accepted records are privatized and appended to a temporary file
+   that replaces the output only when the last chunk is written.
+
+A per-document mechanism (``per_document``) keys every draw by (secret key, stage, document id), so chunking
+changes no output byte (a Parquet file's row groups aside); DataSifterText calibrates over the whole corpus
+(METHODS.md §1), so its file is one chunk. Memory holds one chunk and the per-record bookkeeping (ids, digests,
+one split code per record): a few hundred bytes per record, not the file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
+from textsift.config import IngestParams, SourceParams
+from textsift.corpus import Rejects
+from textsift.readers import read_records
+from textsift.split import SPLITS, assign_splits
+from textsift.validation import CleanRecord, Validator
+
+log = logging.getLogger("textsift")
+CHUNK_DOCS = 10_000
+
+
+@dataclass
+class Plan:
+    """What the first pass learned: the rejects, how many records were read, each accepted record's split."""
+
+    rejects: Rejects
+    total: int
+    split_codes: np.ndarray  # index into SPLITS, one per accepted record in input order
+
+    @property
+    def accepted(self) -> int:
+        """How many records pass validation (the output's rows)."""
+        return len(self.split_codes)
+
+
+def plan(path: Path, source: SourceParams, ingest: IngestParams, seed: int, require_label: bool) -> Plan:
+    """First pass: validate the file as a stream and draw the splits of its accepted records."""
+    validator = Validator(ingest, require_label)
+    ids, labels, given = [], [], []
+    for record in validator.stream(read_records(path, source)):
+        ids.append(record.doc_id)
+        labels.append(record.label)
+        given.append(record.given_split)
+    splits = assign_splits(ids, labels, ingest.split, seed, given if source.split_field else None)
+    codes = np.fromiter((SPLITS.index(s) for s in splits), dtype=np.int8, count=len(splits))
+    return Plan(validator.rejects, validator.total, codes)
+
+
+def chunks(path: Path, source: SourceParams, ingest: IngestParams, require_label: bool, split_codes: np.ndarray,
+           chunk_docs: int) -> Iterator[pd.DataFrame]:
+    """Second pass: the accepted records in corpus frames of at most ``chunk_docs`` rows, splits from the plan."""
+    validator, batch, done = Validator(ingest, require_label), [], 0
+    for record in validator.stream(read_records(path, source)):
+        batch.append(record)
+        if len(batch) == chunk_docs:
+            yield _frame(batch, split_codes[done:done + len(batch)])
+            done, batch = done + len(batch), []
+    if batch:
+        yield _frame(batch, split_codes[done:done + len(batch)])
+        done += len(batch)
+    if done != len(split_codes):  # the file changed between the passes
+        raise RuntimeError(f"the input changed while it was read: {done} records accepted, {len(split_codes)} planned")
+
+
+def _frame(records: list[CleanRecord], codes: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({
+        "doc_id": [r.doc_id for r in records],
+        "text": [r.text for r in records],
+        "label": [r.label for r in records],
+        "split": [SPLITS[c] for c in codes],
+        "spans": [[{"start": s.start, "end": s.end, "label": s.label} for s in r.spans] for r in records],
+        "interest": [r.interest for r in records],
+    })
+
+
+@dataclass
+class ChunkWriter:
+    """Appends frames to one file: Parquet row groups, or JSONL/CSV/TSV text (gzipped when asked).
+
+    Frames appended one at a time give the bytes of the frames concatenated and written at once (Parquet: the same
+    rows, in row groups)."""
+
+    path: Path
+    fmt: str
+    gzipped: bool
+    _stack: ExitStack = field(default_factory=ExitStack)
+    _handle: IO[str] | None = None
+    _parquet: pq.ParquetWriter | None = None
+
+    def append(self, frame: pd.DataFrame) -> None:
+        """Write ``frame``'s rows after those already written (a CSV/TSV header before the first)."""
+        if self.fmt == "parquet":
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            if self._parquet is None:
+                self._parquet = self._stack.enter_context(pq.ParquetWriter(self.path, table.schema))
+            self._parquet.write_table(table)
+            return
+        first = self._handle is None
+        if first:
+            opener: Callable[..., IO[str]] = gzip.open if self.gzipped else open  # type: ignore[assignment]
+            self._handle = self._stack.enter_context(opener(self.path, "wt", encoding="utf-8", newline=""))
+        if self.fmt == "jsonl":
+            frame.to_json(self._handle, orient="records", lines=True, force_ascii=False)
+        else:
+            frame.to_csv(self._handle, index=False, header=first, sep="," if self.fmt == "csv" else "\t")
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        self._stack.close()
+
+
+class Progress:
+    """Documents done out of the total, as a bar on a terminal and a log line with rate and ETA per chunk."""
+
+    def __init__(self, total: int, what: str) -> None:
+        self.total, self.what, self.done, self.started = total, what, 0, time.perf_counter()
+        self._bar = tqdm(total=total, unit="doc", desc=what, disable=None, leave=False)
+
+    def advance(self, n: int) -> None:
+        """``n`` more documents done."""
+        self.done += n
+        self._bar.update(n)
+        elapsed = time.perf_counter() - self.started
+        rate = self.done / elapsed if elapsed else 0.0
+        left = (self.total - self.done) / rate if rate else 0.0
+        log.info("%s: %d of %d documents (%.0f%%), %.0f/s, about %.0fs left", self.what, self.done, self.total,
+                 100 * self.done / max(self.total, 1), rate, left)
+
+    def close(self) -> None:
+        """Remove the bar."""
+        self._bar.close()
+
+
+def combine_metrics(parts: list[tuple[int, dict[str, float]]], additive: tuple[str, ...]) -> dict[str, float]:
+    """One set of metrics from per-chunk ones: totals (``additive``) summed, every other metric the mean of the
+    chunks' values weighted by their documents (a rate or fraction; a constant stays itself)."""
+    docs = sum(n for n, _ in parts)
+    keys = dict.fromkeys(k for _, metrics in parts for k in metrics)
+    return {k: float(sum(m.get(k, 0.0) for _, m in parts)) if k in additive
+            else float(sum(n * m.get(k, 0.0) for n, m in parts) / max(docs, 1)) for k in keys}
