@@ -19,6 +19,7 @@ export DVC_SITE_CACHE_DIR ?= $(CURDIR)/.dvc/tmp/site_cache
 
 # make test runs test files on 2 pytest-xdist workers (a file's tests stay together): the long
 # dvc repro test runs beside the rest instead of after it. TEST_WORKERS=0 runs in one process.
+# tests.reap stops whatever a test left running (a timed-out test's servers) when pytest exits.
 TEST_WORKERS ?= 2
 
 .PHONY: setup run repro test bench lint mlflow-ui clean
@@ -40,7 +41,7 @@ repro: setup  ## the same stages through DVC
 
 test: setup
 	$(BIN)/ruff check components flows tests bench
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15 $(PYTEST_ARGS)
+	$(BIN)/python -m tests.reap -- $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15 $(PYTEST_ARGS)
 
 BENCH_STAMP := $(VENV)/.bench-$(shell cat requirements/bench.txt | sha256sum | cut -c1-12)
 

@@ -8,8 +8,8 @@ each start their own temporary API otherwise.
 
 One MLflow parent run per flow run; each stage instance logs a child run (ids are passed
 explicitly, because tasks run on other threads or processes). One run at a time per project
-folder (``textsift.locks.project_run``); a run's start marks KILLED the MLflow runs that a
-killed earlier run left RUNNING.
+folder (``textsift.locks.project_run``); a run's start marks KILLED the MLflow runs, and CRASHED the
+Prefect flow and task runs (:mod:`flows.crashed`), that a killed earlier run left RUNNING.
 """
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "textsift")
 os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
 import dask  # noqa: E402
-from prefect import flow, get_run_logger, task  # noqa: E402
+from prefect import flow, get_run_logger, runtime, task  # noqa: E402
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
 from prefect.futures import wait  # noqa: E402
 from prefect.logging.handlers import APILogHandler  # noqa: E402
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 
+from flows.crashed import crashed_flow_run, mark_crashed  # noqa: E402
 from flows.notify import notify_failure  # noqa: E402
 from flows.run_summary import ARTIFACT_KEY, parent_run_name, summary_markdown  # noqa: E402
 from flows.temporary_api import start_temporary_api  # noqa: E402
@@ -46,7 +47,7 @@ from textsift import secret_key  # noqa: E402
 from textsift.catalog import path as catalog_path  # noqa: E402
 from textsift.config import Params, flatten, load_params  # noqa: E402
 from textsift.errors import TextsiftError  # noqa: E402
-from textsift.locks import check_no_run, project_run  # noqa: E402
+from textsift.locks import check_no_run, project_run, read_run_record  # noqa: E402
 from textsift.registry import instances, upstream_instances  # noqa: E402
 from textsift.stages import run_stage  # noqa: E402
 from textsift.tracking import Tracker  # noqa: E402
@@ -166,7 +167,12 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
         use_secret_block(secret_block)
     fingerprint = secret_key.ensure(root_path).fingerprint  # a fresh project's key, made before any stage
     logger.info("secret key %s", fingerprint)
-    with project_run(root_path):
+    previous = read_run_record(root_path)  # a killed run's record stays behind
+    with project_run(root_path, flow_run_id=str(runtime.flow_run.id)):
+        crashed = crashed_flow_run(previous)
+        if crashed:
+            logger.warning("%d Prefect runs of a killed earlier run (flow run %s) marked CRASHED",
+                           mark_crashed(crashed), crashed)
         tracker = Tracker(params.tracking, root_path)
         killed = tracker.end_orphaned_runs()
         if killed:

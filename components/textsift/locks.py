@@ -99,8 +99,11 @@ def check_no_run(root: str | Path) -> None:
 
 
 @contextmanager
-def project_run(root: str | Path) -> Iterator[dict]:
+def project_run(root: str | Path, **about: str) -> Iterator[dict]:
     """Hold the project's run lock; yield the run record (kept in ``RUN_RECORD`` while it runs).
+
+    ``about`` adds to the record (the Prefect flow run's id): a killed run's record stays behind, so the next
+    run can tell what the killed one left unfinished.
 
     Raises:
         RunInProgressError: another run holds the lock; the message says which process.
@@ -108,7 +111,7 @@ def project_run(root: str | Path) -> Iterator[dict]:
     root = Path(root)
     lock = _acquire_run_lock(root)
     try:
-        record = {"owner": process_identity(), "started": time.time()}
+        record = {"owner": process_identity(), "started": time.time(), **about}
         (root / RUN_RECORD).write_text(json.dumps(record), encoding="utf-8")
         yield record
     finally:

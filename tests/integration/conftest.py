@@ -18,6 +18,15 @@ from tests.conftest import tiny_params
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_api_with_watchdog() -> None:
+    """Prefect's temporary API started as ``make run`` starts it (:mod:`flows.temporary_api`): if this test process
+    dies at a time limit, its watchdog stops the server instead of leaving it running for good."""
+    from flows.temporary_api import start_temporary_api
+
+    start_temporary_api()
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

@@ -8,14 +8,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from uuid import UUID
 
 import psutil
 import pytest
 from mlflow.tracking import MlflowClient
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
+from flows.crashed import crashed_flow_run, mark_crashed
 from tests.integration.conftest import make_project
 from textsift.config import TrackingParams
-from textsift.locks import RUN_RECORD, check_no_run
+from textsift.locks import RUN_RECORD, check_no_run, read_run_record
 from textsift.tracking import resolve_uri
 
 pytestmark = pytest.mark.integration
@@ -64,6 +68,17 @@ def test_second_run_refused_and_a_killed_run_leaves_no_server_and_no_running_run
         if first.poll() is None:
             first.kill()
     check_no_run(root)  # the kernel released the lock of the killed run
+
+    # its Prefect flow run was left RUNNING; the next flow run marks it (and its task runs) CRASHED
+    killed_flow_run = crashed_flow_run(read_run_record(root))
+    assert killed_flow_run is not None
+    with get_client(sync_client=True) as prefect:
+        assert prefect.read_flow_run(UUID(killed_flow_run)).state.is_running()
+        assert mark_crashed(killed_flow_run) >= 2  # the flow run and at least the stage task that was running
+        assert prefect.read_flow_run(UUID(killed_flow_run)).state.is_crashed()
+        of_killed = FlowRunFilter(id=FlowRunFilterId(any_=[UUID(killed_flow_run)]))
+        task_runs = prefect.read_task_runs(flow_run_filter=of_killed)
+        assert task_runs and all(t.state.is_final() for t in task_runs)
 
     client = MlflowClient(resolve_uri(TrackingParams(), root))
     experiment = client.get_experiment_by_name("textsift").experiment_id
