@@ -133,20 +133,21 @@ class ChunkWriter:
 
 
 class Progress:
-    """Documents done out of the total, as a bar on a terminal and a log line with rate and ETA per chunk."""
+    """Work done out of the total (documents, characters), as a bar on a terminal and a log line with rate and ETA
+    at each step."""
 
-    def __init__(self, total: int, what: str) -> None:
-        self.total, self.what, self.done, self.started = total, what, 0, time.perf_counter()
-        self._bar = tqdm(total=total, unit="doc", desc=what, disable=None, leave=False)
+    def __init__(self, total: int, what: str, unit: str = "documents") -> None:
+        self.total, self.what, self.unit, self.done, self.started = total, what, unit, 0, time.perf_counter()
+        self._bar = tqdm(total=total, unit=unit[:4], desc=what, disable=None, leave=False, unit_scale=True)
 
     def advance(self, n: int) -> None:
-        """``n`` more documents done."""
+        """``n`` more units done."""
         self.done += n
         self._bar.update(n)
         elapsed = time.perf_counter() - self.started
         rate = self.done / elapsed if elapsed else 0.0
         left = (self.total - self.done) / rate if rate else 0.0
-        log.info("%s: %d of %d documents (%.0f%%), %.0f/s, about %.0fs left", self.what, self.done, self.total,
+        log.info("%s: %d of %d %s (%.0f%%), %.0f/s, about %.0fs left", self.what, self.done, self.total, self.unit,
                  100 * self.done / max(self.total, 1), rate, left)
 
     def close(self) -> None:

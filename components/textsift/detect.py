@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from textsift.adhoc import check_output, load_file, rejects_path
 from textsift.artifacts import DETECTOR_POINTER, INTERESTS_POINTER, detector_folder, interests_folder, read_pointer
+from textsift.chunked import Progress
 from textsift.config import SourceParams, load_params
 from textsift.corpus import Span, atomic_path, write_table
 from textsift.detection.params import DetectionParams
@@ -40,6 +41,8 @@ from textsift.tracking import Tracker
 
 log = logging.getLogger("textsift")
 DETECT_OUTPUTS = ".jsonl, .jsonl.gz or .parquet"
+BATCH_CHARS = 200_000  # characters detected between two progress lines (a few seconds on 2 CPU cores)
+LONG_RECORD_CHARS = 100_000
 
 
 @lru_cache(maxsize=4)
@@ -192,6 +195,20 @@ def write_spans(table: pa.Table, path: Path) -> None:
                                   compression="gzip" if gzipped else None)
 
 
+def _batches(texts: list[str], max_chars: int) -> Iterator[list[str]]:
+    """Consecutive runs of texts of at most ``max_chars`` characters together (a longer text alone)."""
+    batch: list[str] = []
+    size = 0
+    for text in texts:
+        if batch and size + len(text) > max_chars:
+            yield batch
+            batch, size = [], 0
+        batch.append(text)
+        size += len(text)
+    if batch:
+        yield batch
+
+
 def detect_file(
     input_path: Path, output_path: Path, source: SourceParams, params_path: Path, root: Path,
     with_text: bool = False, device: str | None = None, interests: bool = False, threshold: float | None = None,
@@ -210,7 +227,17 @@ def detect_file(
     corpus, _ = load_file(input_path, source, params, rejects=rejects_path(output_path))
     texts = corpus["text"].tolist()
     started = time.perf_counter()
-    spans = detect_detailed(texts, root, params_path, device, threshold=threshold, labels=labels)
+    longest = max(map(len, texts))
+    if longest > LONG_RECORD_CHARS:
+        log.info("the longest record has %d characters: detection reads it in overlapping windows, one batch alone",
+                 longest)
+    progress, spans = Progress(sum(map(len, texts)), "detect", unit="characters"), []
+    try:
+        for batch in _batches(texts, BATCH_CHARS):
+            spans += detect_detailed(batch, root, params_path, device, threshold=threshold, labels=labels)
+            progress.advance(sum(map(len, batch)))
+    finally:
+        progress.close()
     seconds = time.perf_counter() - started
     inferred = infer_interests(texts, root, params_path, device) if interests else None
     write_spans(span_rows(corpus["doc_id"].tolist(), texts, spans, with_text, inferred), output_path)

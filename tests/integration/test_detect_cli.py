@@ -162,3 +162,21 @@ def test_threshold_and_labels_apply_to_one_call_without_retraining(first_run: di
                                    "--params", str(first_run["params"]), "--root", str(first_run["root"]),
                                    "--threshold", "1.5"])
     assert bad.exit_code == 2 and "threshold must be in (0, 1]" in bad.output
+
+
+def test_detection_in_small_batches_reports_progress_and_finds_the_same_spans(
+        first_run: dict, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A long file reports progress by characters (``detect`` printed nothing for 7 minutes before)."""
+    from textsift import detect as detect_module
+    from textsift.config import SourceParams
+
+    monkeypatch.setattr(detect_module, "BATCH_CHARS", 100)
+    output = first_run["base"] / "batched.parquet"
+    source = SourceParams(kind="file", path=str(first_run["source"]), id_field="id", label_field=None)
+    with caplog.at_level("INFO", logger="textsift"):
+        detect_module.detect_file(first_run["source"], output, source, first_run["params"], first_run["root"])
+    progress = [r.getMessage() for r in caplog.records if r.getMessage().startswith("detect: ")]
+    # batches of <= 100 characters: [68], [56 + 42], [1,409] (a longer text alone)
+    assert len(progress) == 3 and "(100%)" in progress[-1] and "left" in progress[0]
+    assert pq.read_table(output).column("spans").to_pylist() == pq.read_table(first_run["output"]).column(
+        "spans").to_pylist()
