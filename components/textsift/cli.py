@@ -172,6 +172,29 @@ def key_rotate(root: Path = typer.Option(Path("."), help="project folder")) -> N
 
 
 @app.command()
+def promote(
+    setting: str = typer.Argument(..., help="the privatize setting whose model version becomes @recommended"),
+    run: str = typer.Option(..., help="the pipeline run that evaluated it (MLflow parent run id)"),
+    reason: str = typer.Option(..., help="why: recorded with the move"),
+    accept_failing: bool = typer.Option(False, help="promote a setting that failed the recommendation rule"),
+    root: Path = typer.Option(Path("."), help="project folder"),
+    params: Path | None = typer.Option(None, help="params file (default <root>/params.yaml)"),
+) -> None:
+    """Move the registered model's @recommended alias to SETTING's version from RUN (a run only proposes)."""
+    from textsift.promote import promote as move
+    from textsift.tracking import Tracker
+
+    try:
+        loaded = load_params(params or root / "params.yaml")
+        tracker = Tracker(loaded.tracking, root.resolve())
+        done = move(tracker, loaded.tracking.registered_model, setting, run, reason, accept_failing)
+    except TextsiftError as err:
+        _fail(err)
+    typer.echo(f"{done.name}@recommended -> version {done.version} ({done.setting}; was "
+               f"{done.previous or 'unset'}), by {done.by} at {done.at}")
+
+
+@app.command()
 def reveal(
     setting: str = typer.Option(..., help="a privatize setting with vault: true"),
     pseudonym: str = typer.Option(..., help="the stand-in to trace back (case-insensitive)"),

@@ -129,7 +129,25 @@ class FrontierParams(Frozen):
         pattern=r"^[a-z_]+\.(original|privatized)\.(accuracy|macro_f1|roc_auc)$",
         description="<classifier>.<test_on>.<metric> used as the frontier's utility",
     )
-    leak_ceiling: Probability = Field(0.2, ge=0, le=1, description="highest acceptable leak rate")
+
+
+class RecommendParams(Frozen):
+    """The rule that proposes the setting to ship (METHODS.md §5; :mod:`textsift.evaluation.recommend`).
+
+    Every privacy criterion must hold, each judged on its bootstrap upper bound (a point value where there is no
+    interval) against its ceiling; a criterion a run cannot measure (no gold spans, no interest model) is
+    skipped and said so. Among the settings that pass, the highest utility lower bound wins; none passes -> no
+    recommendation."""
+
+    leak_rate: Probability = Field(0.05, description="ceiling on the share of gold privacy spans left verbatim")
+    attacker_recall: Probability = Field(0.05, description="ceiling on the share of original spans the trained "
+                                                           "detector finds again in the output")
+    interest_leak: Probability = Field(0.2, description="ceiling on the share of revealed interests the IPI "
+                                                        "attacker still infers the same")
+    outsider_gain: Probability = Field(0.05, description="ceiling on what an outsider gains over chance by "
+                                                         "replaying the draws or confirming guessed names")
+    beats_majority: bool = Field(True, description="the setting's classifier must beat the majority class "
+                                                   "(utility lower bound above it)")
 
 
 class BootstrapParams(Frozen):
@@ -152,6 +170,7 @@ class EvaluateParams(Frozen):
     tfidf_logreg: TfidfLogregParams = TfidfLogregParams()
     transformer: TransformerClassifierParams = TransformerClassifierParams()
     frontier: FrontierParams = FrontierParams()
+    recommend: RecommendParams = RecommendParams()
     bootstrap: BootstrapParams = BootstrapParams()
 
 

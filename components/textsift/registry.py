@@ -208,7 +208,7 @@ STAGES: tuple[Stage, ...] = (
                "privatize_metrics", "noisy_embeddings", "embedding_manifest", "embedding_dp_metrics"),
         params=("seed", "device", "evaluate", "report", "privatize.settings", "embedding_dp", "tracking.log_models",
                 "tracking.registered_model"),
-        plots=(Plot(catalog_path("frontier"), x="leak_rate", y="utility",
+        plots=(Plot(catalog_path("frontier"), x="privacy_risk", y="utility",
                     title="Privacy-utility frontier (one point per setting)"),
                Plot(catalog_path("embedding_table"), x="epsilon_max", y="utility",
                     title="Noisy sentence embeddings: utility vs epsilon_max")),

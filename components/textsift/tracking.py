@@ -190,8 +190,34 @@ class Tracker:
         return str(version.version)
 
     def set_model_alias(self, name: str, alias: str, version: str) -> None:
-        """Point ``alias`` of registered model ``name`` at ``version`` (evaluate: ``recommended``)."""
+        """Point ``alias`` of registered model ``name`` at ``version`` (``textsift promote``: ``recommended``)."""
         self.client.set_registered_model_alias(name, alias, version)
+
+    def model_versions(self, name: str) -> list[dict[str, Any]]:
+        """Every version of registered model ``name``: ``version``, ``run_id`` and ``tags`` (none: [])."""
+        return [{"version": str(v.version), "run_id": v.run_id, "tags": dict(v.tags)}
+                for v in self.client.search_model_versions(f"name = '{name}'")]
+
+    def alias_version(self, name: str, alias: str) -> str | None:
+        """The version ``alias`` of ``name`` points at, or None."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            return str(self.client.get_model_version_by_alias(name, alias).version)
+        except MlflowException:
+            return None
+
+    def tag_model(self, name: str, tags: Mapping[str, str], version: str | None = None) -> None:
+        """Set tags on registered model ``name``, or on one of its versions."""
+        for key, value in tags.items():
+            if version is None:
+                self.client.set_registered_model_tag(name, key, value)
+            else:
+                self.client.set_model_version_tag(name, version, key, value)
+
+    def run_tags(self, run_id: str) -> dict[str, str]:
+        """A run's tags."""
+        return dict(self.client.get_run(run_id).data.tags)
 
     def log_dataset(self, run_id: str, name: str, path: Path, digest: str, context: str,
                     profile: Mapping[str, int]) -> None:

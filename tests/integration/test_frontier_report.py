@@ -58,12 +58,24 @@ def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
     for _, row in frontier.iterrows():
         tags = by_setting[row["setting"]].data.tags
         assert tags["textsift.pareto"] == str(bool(row["pareto"])).lower()
-        assert tags["textsift.within_ceiling"] == str(bool(row["within_ceiling"])).lower()
+        assert tags["textsift.passes"] == str(bool(row["passes"])).lower()
+        assert tags["mlflow.note.content"] == f"{row['setting']}: {row['verdict']}"  # the run's description
+        metrics = by_setting[row["setting"]].data.metrics
+        assert 0 <= metrics["privacy_risk"] <= 1  # the CSV keeps 6 decimals
+        assert metrics["privacy_risk"] == pytest.approx(row["privacy_risk"], abs=1e-6)
+        assert metrics["utility"] == pytest.approx(row["utility"], abs=1e-6) and "utility_ci_low" in metrics
     parent = client.get_run(result["parent_run_id"])
     html = (flow_run["root"] / "reports/evaluate/report.html").read_text(encoding="utf-8")
     recommended = parent.data.tags["textsift.recommended_setting"]
-    assert (f"Recommended setting: {recommended}." in html if recommended != "none"
-            else "No privatized setting is within the leak ceiling." in html)
+    assert (f"Recommended setting: {recommended} (" in html if recommended != "none"
+            else "No setting passes every criterion: nothing is recommended." in html)
+    assert "bootstrap upper bound" in html and "Why each setting was or was not recommended" in html
+    description = parent.data.tags["mlflow.note.content"]
+    assert "Rule: A setting passes when every privacy criterion holds" in description
+    assert all(f"| {key} |" in description for key in ("ds", "ds2", "mdp", "mdp_det", "red"))
+    proposed = frontier[frontier["recommended"]]
+    assert list(proposed["setting"]) == ([recommended] if recommended != "none" else [])
+    assert proposed["passes"].all()  # the proposal passes every stated criterion
     assert parent.data.metrics["frontier.mdp.leak_rate"] == pytest.approx(
         float(frontier.loc[frontier["setting"] == "mdp", "leak_rate"].iloc[0]))
     parent_artifacts = {a.path for a in client.list_artifacts(result["parent_run_id"], "frontier")}
@@ -116,7 +128,7 @@ def test_report_shows_no_original_text(flow_run: dict) -> None:
     assert [text for text in corpus["text"] if htmllib.escape(text) in html] == []
     leak = {key: json.loads((root / f"metrics/privatize/{key}.json").read_text())["privacy.leak.rate"]
             for key in privatized}
-    ceiling = load_params(root / "params.yaml").evaluate.frontier.leak_ceiling
+    ceiling = load_params(root / "params.yaml").evaluate.recommend.leak_rate
     examples = {key: [htmllib.escape(t) for t in frame[frame["split"] == "test"]["text"].head(3)]
                 for key, frame in privatized.items()}
     shown = [t for key, texts in examples.items() if leak[key] <= ceiling for t in texts]

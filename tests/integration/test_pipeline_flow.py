@@ -95,19 +95,42 @@ def test_noisy_embeddings_are_published_with_their_manifest_and_evaluated(flow_r
     assert "Noisy sentence embeddings" in html
 
 
-def test_each_corpus_classifier_is_registered_with_a_signature_and_the_recommended_alias(
+def test_each_corpus_classifier_is_registered_with_a_signature_and_only_a_person_moves_the_alias(
         flow_run: dict, tmp_path: Path) -> None:
     import mlflow.pyfunc
+
+    from textsift.config import load_params
+    from textsift.errors import ConfigError
+    from textsift.promote import promote
+    from textsift.tracking import Tracker
 
     result = flow_run["result"]
     client = MlflowClient(result["tracking_uri"])
     versions = client.search_model_versions("name = 'textsift-classifier'")
     by_setting = {v.tags["textsift.setting"]: v for v in versions}
     assert set(by_setting) == {"original", "ds", "ds2", "mdp", "mdp_det", "red"} and len(versions) == 6
-    recommended = client.get_run(result["parent_run_id"]).data.tags["textsift.recommended_setting"]
-    aliased = [v for v in versions if "recommended" in (client.get_model_version("textsift-classifier",
-                                                                                  v.version).aliases)]
-    assert [v.tags["textsift.setting"] for v in aliased] == ([recommended] if recommended != "none" else [])
+    proposed = client.get_run(result["parent_run_id"]).data.tags["textsift.recommended_setting"]
+    assert [k for k, v in by_setting.items() if v.tags["textsift.proposed"] == "true"] == (
+        [proposed] if proposed != "none" else [])
+    assert not any(client.get_model_version("textsift-classifier", v.version).aliases for v in versions)  # a run
+    # only proposes; a person promotes, with a reason, and a setting that failed the rule needs --accept-failing
+    tracker = Tracker(load_params(flow_run["root"] / "params.yaml").tracking, flow_run["root"])
+    frontier = pd.read_csv(flow_run["root"] / "reports/evaluate/frontier.csv").set_index("setting")
+    failing = sorted(k for k in by_setting if k != "original" and not frontier.loc[k, "passes"])
+    if failing:
+        with pytest.raises(ConfigError, match="did not pass the recommendation rule"):
+            promote(tracker, "textsift-classifier", failing[0], result["parent_run_id"], "try")
+    done = promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], "reviewed the report",
+                   accept_failing=True, by="tester")
+    version = client.get_model_version_by_alias("textsift-classifier", "recommended")
+    assert str(version.version) == done.version == str(by_setting["ds"].version) and done.previous is None
+    assert version.tags["textsift.promoted_by"] == "tester"
+    assert version.tags["textsift.promotion_reason"] == "reviewed the report"
+    history = [v for k, v in client.get_registered_model("textsift-classifier").tags.items()
+               if k.startswith("textsift.promotion.")]
+    assert len(history) == 1 and '"setting": "ds"' in history[0]
+    with pytest.raises(ConfigError, match="say why"):
+        promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], " ")
     original = by_setting["original"]
     # no fluent mlflow.set_tracking_uri (it sets MLFLOW_TRACKING_URI for the whole process): download, then load
     local = client.download_artifacts(original.run_id, "tfidf_logreg", str(tmp_path))

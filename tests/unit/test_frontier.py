@@ -1,10 +1,10 @@
-"""Frontier: Pareto flags and the ranking at a leak ceiling, on hand-made tables."""
+"""Frontier: Pareto flags and the utility drop, on hand-made tables."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from textsift.evaluation.frontier import frontier_table, pareto_flags, recommend
+from textsift.evaluation.frontier import frontier_table, pareto_flags
 
 
 def test_pareto_flags_on_a_hand_made_table() -> None:
@@ -14,16 +14,8 @@ def test_pareto_flags_on_a_hand_made_table() -> None:
     assert pareto_flags(drop, leak) == [False, True, False, True, True, True]
 
 
-def test_table_ranks_by_utility_within_the_ceiling() -> None:
-    rows = pd.DataFrame({
-        "setting": ["original", "mdp_eps5", "mdp_eps50", "ds_default"],
-        "mechanism": ["none", "metric_dp", "metric_dp", "datasifter"],
-        "utility": [0.90, 0.60, 0.85, 0.80],
-        "leak_rate": [1.00, 0.05, 0.60, 0.10],
-    })
-    table = frontier_table(rows, leak_ceiling=0.2)
-    assert list(table["setting"]) == ["ds_default", "mdp_eps5", "mdp_eps50", "original"]
-    assert table.set_index("setting").loc["ds_default", "utility_drop"] == 0.90 - 0.80
-    assert recommend(table) == "ds_default"
-    assert set(table[table["pareto"]]["setting"]) == {"original", "mdp_eps5", "mdp_eps50", "ds_default"}
-    assert recommend(frontier_table(rows, leak_ceiling=0.01)) is None
+def test_utility_drop_is_measured_from_the_original() -> None:
+    rows = pd.DataFrame({"setting": ["original", "ds"], "mechanism": ["none", "datasifter"],
+                         "utility": [0.90, 0.80], "leak_rate": [1.0, 0.1]})
+    table = frontier_table(rows)
+    assert table.set_index("setting")["utility_drop"].round(6).to_dict() == {"original": 0.0, "ds": 0.1}

@@ -1,8 +1,9 @@
-"""The privacy-utility frontier (METHODS.md §5): which setting to ship, and what it costs.
+"""The privacy-utility frontier (METHODS.md §5): what each setting costs and what it still leaks.
 
 Pure functions over one row per setting: a utility value (higher is better), its drop from
-the reference row, and a leak rate (lower is better). A setting is Pareto-optimal when no
-other setting leaks no more AND loses no more utility, with one of the two strictly better.
+the reference row, leak rates and attack results (lower is better). A setting is Pareto-optimal
+when no other setting risks no more AND loses no more utility, with one of the two strictly better
+(:func:`pareto_flags`, on the privacy risk of :mod:`textsift.evaluation.recommend`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ CHANGE_KEY = "privacy.token_change_fraction"
 INTEREST_KEY = "privacy.interest.leak_rate"  # the IPI attacker's attribute leak (same name for every mechanism)
 INTEREST_ACCURACY_KEY = "privacy.interest.accuracy"  # ... and its accuracy against the corpus's known interests
 INTERVAL_COLUMNS = ("utility_ci_low", "utility_ci_high", "leak_rate_ci_low", "leak_rate_ci_high")
+ATTACK_INTERVALS = {"attacker_recall": "privacy.attacker.recall", "interest_leak": "privacy.interest.leak_rate"}
+OUTSIDER_GAINS = ("attack.replay.gain", "attack.dictionary.gain")  # privatize's outsider attacks (privatize_attacks)
 NAN_PAIR = (float("nan"), float("nan"))
 
 
@@ -27,9 +30,12 @@ def frontier_rows(
     """One row per setting: ``setting, mechanism, utility, leak_rate, leak_source, token_change, attacker_recall,
     interest_leak`` (the interest attacker's attribute leak; 1 for the reference, NaN without an interest model),
     ``interest_accuracy`` (its accuracy on the documents whose true interest the corpus knows, the reference
-    row's on the original text; NaN without known interests) and the bootstrap intervals ``utility_ci_low/high``
-    (from the utility table's ``<metric>_ci_*`` columns) and ``leak_rate_ci_low/high`` (from
-    ``leak_intervals``, gold-span leak rates only); NaN where absent.
+    row's on the original text; NaN without known interests), ``outsider_gain`` (the largest gain of an outsider's
+    attack over its baseline; NaN when the mechanism has none), the bootstrap intervals ``utility_ci_low/high``
+    (from the utility table's ``<metric>_ci_*`` columns), ``leak_rate_ci_low/high`` (from ``leak_intervals``,
+    gold-span leak rates only), ``attacker_recall_ci_*`` and ``interest_leak_ci_*`` (from evaluate's attackers),
+    and the classifier's ``accuracy_ci_low`` and ``majority_accuracy`` (the recommendation's majority check); NaN
+    where absent.
 
     Args:
         utility: rows ``setting, classifier, test_on, <metric>...`` (the evaluate table).
@@ -56,6 +62,9 @@ def frontier_rows(
                            if len(match) and f"{metric}_ci_{side}" in match else float("nan")
                            for side in ("low", "high"))
         leak_ci = (leak_intervals or {}).get(setting, NAN_PAIR) if has_spans else NAN_PAIR
+        gains = [float(metrics[k]) for k in OUTSIDER_GAINS if k in metrics]
+        attack_ci = {f"{column}_ci_{side}": float(metrics.get(f"{key}_ci_{side}", float("nan")))
+                     for column, key in ATTACK_INTERVALS.items() for side in ("low", "high")}
         out.append({
             "setting": setting, "mechanism": mechanisms.get(setting, "none"),
             "utility": float(match[metric].iloc[0]) if len(match) else float("nan"),
@@ -63,7 +72,10 @@ def frontier_rows(
             "token_change": change, "attacker_recall": float(metrics.get("privacy.attacker.recall", float("nan"))),
             "interest_leak": 1.0 if setting == REFERENCE else float(metrics.get(INTEREST_KEY, float("nan"))),
             "interest_accuracy": float(metrics.get(INTEREST_ACCURACY_KEY, float("nan"))),
-            **dict(zip(INTERVAL_COLUMNS, (*utility_ci, *leak_ci), strict=True)),
+            "outsider_gain": max(gains) if gains else float("nan"),
+            **dict(zip(INTERVAL_COLUMNS, (*utility_ci, *leak_ci), strict=True)), **attack_ci,
+            **{column: float(match[column].iloc[0]) if len(match) and column in match else float("nan")
+               for column in ("accuracy_ci_low", "majority_accuracy")},
         })
     return pd.DataFrame(out)
 
@@ -80,31 +92,12 @@ def pareto_flags(drop: list[float], leak: list[float]) -> list[bool]:
     return flags
 
 
-def frontier_table(rows: pd.DataFrame, leak_ceiling: float) -> pd.DataFrame:
-    """Add ``utility_drop``, ``pareto`` and ``within_ceiling``; sort for a reader.
+def frontier_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Add ``utility_drop``: the loss of utility from the reference row (``setting == "original"``).
 
-    Args:
-        rows: columns ``setting, mechanism, utility, leak_rate`` (+ any others, kept); the
-            reference row has ``setting == "original"``.
-        leak_ceiling: the highest acceptable leak rate.
-
-    Returns:
-        Settings within the ceiling first, by utility (best first); then the rest by leak.
+    Which settings pass the privacy criteria, their privacy risk, the Pareto flags and the reading order come
+    from the recommendation (:func:`textsift.evaluation.recommend.ranked`).
     """
     reference = rows.loc[rows["setting"] == REFERENCE, "utility"]
     ref_value = float(reference.iloc[0]) if len(reference) else float("nan")
-    table = rows.copy()
-    table["utility_drop"] = ref_value - table["utility"]
-    table["pareto"] = pareto_flags(table["utility_drop"].tolist(), table["leak_rate"].tolist())
-    table["within_ceiling"] = table["leak_rate"] <= leak_ceiling
-    within = table[table["within_ceiling"]].sort_values(["utility", "leak_rate"], ascending=[False, True],
-                                                        kind="stable")
-    rest = table[~table["within_ceiling"]].sort_values(["leak_rate", "utility"], ascending=[True, False],
-                                                       kind="stable")
-    return pd.concat([within, rest]).reset_index(drop=True)
-
-
-def recommend(table: pd.DataFrame) -> str | None:
-    """The privatized setting with the best utility among those within the leak ceiling."""
-    candidates = table[table["within_ceiling"] & (table["setting"] != REFERENCE)]
-    return None if candidates.empty else str(candidates.iloc[0]["setting"])
+    return rows.assign(utility_drop=ref_value - rows["utility"])

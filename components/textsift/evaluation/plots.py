@@ -15,10 +15,12 @@ def _png(fig) -> bytes:  # noqa: ANN001 - a matplotlib Figure
     return buffer.getvalue()
 
 
-def frontier_png(table: pd.DataFrame, utility_name: str, leak_ceiling: float) -> bytes:
-    """Utility drop vs leak rate, one labelled point per setting, mechanisms by colour.
+def frontier_png(table: pd.DataFrame, utility_name: str) -> bytes:
+    """Utility drop vs privacy risk, one labelled point per setting, mechanisms by colour.
 
-    Pareto-optimal settings are joined by a line; the leak ceiling is a dashed vertical line.
+    Pareto-optimal settings are joined by a line; the recommended setting is ringed. The x axis is the privacy
+    risk (the worst criterion's upper bound, :mod:`textsift.evaluation.recommend`), not the span leak rate alone:
+    every private setting leaks almost no span, and they were drawn on top of each other at x ~ 0.
     """
     import matplotlib
 
@@ -27,15 +29,17 @@ def frontier_png(table: pd.DataFrame, utility_name: str, leak_ceiling: float) ->
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for mechanism, group in table.groupby("mechanism", sort=True):
-        ax.scatter(group["leak_rate"], group["utility_drop"], s=50, label=mechanism,
+        ax.scatter(group["privacy_risk"], group["utility_drop"], s=50, label=mechanism,
                    color=MECHANISM_COLOURS.get(str(mechanism), "#9467bd"), edgecolor="black", linewidth=0.5)
     for _, row in table.iterrows():
-        ax.annotate(str(row["setting"]), (row["leak_rate"], row["utility_drop"]), textcoords="offset points",
+        ax.annotate(str(row["setting"]), (row["privacy_risk"], row["utility_drop"]), textcoords="offset points",
                     xytext=(5, 4), fontsize=8)
-    pareto = table[table["pareto"]].sort_values("leak_rate")
-    ax.plot(pareto["leak_rate"], pareto["utility_drop"], color="grey", linewidth=1, zorder=0, label="Pareto front")
-    ax.axvline(leak_ceiling, color="grey", linestyle="--", linewidth=1, label=f"leak ceiling {leak_ceiling:g}")
-    ax.set_xlabel("leak rate (share of test-split privacy spans surviving)")
+    pareto = table[table["pareto"]].sort_values("privacy_risk")
+    ax.plot(pareto["privacy_risk"], pareto["utility_drop"], color="grey", linewidth=1, zorder=0, label="Pareto front")
+    chosen = table[table["recommended"]]
+    ax.scatter(chosen["privacy_risk"], chosen["utility_drop"], s=220, facecolors="none", edgecolors="black",
+               linewidth=1.5, label="recommended")
+    ax.set_xlabel("privacy risk (worst attack criterion, upper bound)")
     ax.set_ylabel(f"utility drop ({utility_name}, vs original)")
     ax.set_title("Privacy-utility frontier (lower-left is better)")
     ax.set_xlim(-0.03, 1.05)

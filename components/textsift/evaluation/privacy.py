@@ -111,15 +111,26 @@ def attacker_recall(
         detected: the detector's spans on each privatized document.
     """
     found: dict[str, list[bool]] = defaultdict(list)
-    for text, doc_spans, out, out_spans in zip(originals, spans, privatized, detected, strict=True):
-        recovered = {_key(out[s.start:s.end]) for s in out_spans}
-        for span in doc_spans:
-            key = _key(text[span.start:span.end])
-            if key:
-                found[span.label].append(key in recovered)
+    for doc in attacker_flags(originals, spans, privatized, detected):
+        for label, flag in doc:
+            found[label].append(flag)
     flags = [flag for values in found.values() for flag in values]
     if not flags:
         return {}
     metrics = {"attacker.recall": sum(flags) / len(flags)}
     metrics.update({f"attacker.recall.{label}": sum(v) / len(v) for label, v in sorted(found.items())})
     return metrics
+
+
+def attacker_flags(
+    originals: Sequence[str], spans: Sequence[Sequence[Span]], privatized: Sequence[str],
+    detected: Sequence[Sequence[Span]],
+) -> list[list[tuple[str, bool]]]:
+    """Per document, ``(label, found again)`` for each of its spans with words: the attacker's recall per
+    document (the bootstrap resamples documents, :func:`textsift.evaluation.bootstrap.ratio_interval`)."""
+    out = []
+    for text, doc_spans, after, out_spans in zip(originals, spans, privatized, detected, strict=True):
+        recovered = {_key(after[s.start:s.end]) for s in out_spans}
+        keys = [(span.label, _key(text[span.start:span.end])) for span in doc_spans]
+        out.append([(label, key in recovered) for label, key in keys if key])
+    return out

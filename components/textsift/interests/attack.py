@@ -57,6 +57,14 @@ def interest_leak(original: Sequence[str], privatized: Sequence[str]) -> dict[st
     return metrics
 
 
+def interest_leak_counts(original: Sequence[str], privatized: Sequence[str]) -> tuple[list[int], list[int]]:
+    """Per document, (1 if its interest is still inferred the same, 1 if the original reveals one): the numerators
+    and denominators of ``interest.leak_rate``, for a bootstrap over documents."""
+    revealing = [int(a != NONE) for a in original]
+    same = [int(a != NONE and a == b) for a, b in zip(original, privatized, strict=True)]
+    return same, revealing
+
+
 def interest_accuracy(truth: Sequence[str | None], inferred: Sequence[str]) -> dict[str, float]:
     """The attacker against known interests (``None`` = unknown, skipped): ``interest.accuracy`` (of documents
     with an interest, the share whose interest it infers) and ``interest.false_positive_rate`` (of documents

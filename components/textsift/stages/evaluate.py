@@ -22,7 +22,6 @@ import pandas as pd
 
 from textsift import quality
 from textsift.corpus import atomic_path, read_corpus, write_json
-from textsift.evaluation.frontier import recommend
 from textsift.evaluation.privacy import leak_counts
 from textsift.evaluation.utility import UTILITY_METRICS
 from textsift.stages import StageContext
@@ -73,7 +72,7 @@ def run(ctx: StageContext) -> None:
             key, split(privatized, "train"), {"privatized": private_test, "original": test}, ctx, encoder)
         rows.extend(setting_rows)
         texts = private_test["text"].tolist()
-        attacks[key] = attackers.privatized(texts)
+        attacks[key] = attackers.privatized(key, texts)
         counts[key] = leak_counts(originals, attackers.spans, texts)
         if show:
             examples[key] = texts[:show]
@@ -103,11 +102,11 @@ def run(ctx: StageContext) -> None:
     write_json(nested, ctx.output("evaluate_metrics"))
     write_json({row["setting"]: {k: float(row[k]) for k in EMBEDDING_COLUMNS if not isnan(row[k])}
                 for _, row in embeddings.iterrows()}, ctx.output("evaluate_embeddings_metrics"))
-    frontier = write_frontier(ctx, utility, privacy, leaks, embeddings, embedding_png,
-                              safe_examples(examples, privacy, ctx.params.evaluate.frontier.leak_ceiling))
+    frontier, proposal = write_frontier(ctx, utility, privacy, leaks, embeddings, embedding_png,
+                                        safe_examples(examples, privacy, ctx.params.evaluate.recommend.leak_rate))
     setting_runs = log_setting_runs(ctx, frontier, utility, privacy)
     if ctx.params.tracking.log_models:
-        register_classifiers(ctx, models, setting_runs, recommend(frontier))
+        register_classifiers(ctx, models, setting_runs, proposal.setting)
     log_embedding_runs(ctx, embeddings)
     log.info("evaluate: %d settings; original %s accuracy %.3f", len(ctx.params.privatize.settings),
              CLASSIFIER, flat.get(f"original.{CLASSIFIER}.original.accuracy", float("nan")))

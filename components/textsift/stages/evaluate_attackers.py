@@ -4,7 +4,9 @@ Two attackers, loaded once and run on every corpus in turn (the original first, 
 the privacy-entity detector of ``train_detectors`` (the share of gold spans it finds again,
 ``privacy.attacker.recall[.<LABEL>]``) and, when one was trained, the IPI interest model (METHODS.md
 §4.2 as an attribute-inference attack: ``privacy.interest.*``, against the original's inference and,
-where the corpus knows them, the true interests; :mod:`textsift.interests.attack`).
+where the corpus knows them, the true interests; :mod:`textsift.interests.attack`). On a privatized corpus
+both rates get a percentile-bootstrap interval over test documents (``..._ci_low/high``): the recommendation
+judges each on its upper bound (:mod:`textsift.evaluation.recommend`).
 """
 
 from __future__ import annotations
@@ -14,17 +16,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from textsift.config import InterestAttackParams
+from textsift.config import BootstrapParams, InterestAttackParams
 from textsift.corpus import Span, spans_to_python
 from textsift.device import resolve_device
-from textsift.evaluation.privacy import attacker_recall
-from textsift.interests.attack import interest_accuracy, interest_leak
+from textsift.evaluation.bootstrap import ratio_interval
+from textsift.evaluation.privacy import attacker_flags, attacker_recall
+from textsift.interests.attack import interest_accuracy, interest_leak, interest_leak_counts
 from textsift.interests.io import load_interest_model
 from textsift.interests.training import INTEREST_ONLY_TOKENS, InterestModel, generate, infer, parse
 from textsift.models.detector import detect
 from textsift.models.detector_io import load_detector
+from textsift.rng import generator
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
@@ -49,6 +54,8 @@ class Attackers:
     detector: Any
     interest_model: InterestModel | None
     attack: InterestAttackParams
+    bootstrap: BootstrapParams
+    seed: int
     originals: list[str]
     spans: list[list[Span]]
     truth: list[str | None]
@@ -63,7 +70,8 @@ class Attackers:
         folder = ctx.model("interests")
         return cls(detector=load_detector(ctx.model("detector"), device),
                    interest_model=None if folder is None else load_interest_model(folder, device),
-                   attack=ctx.params.evaluate.interest_attack, originals=test["text"].tolist(),
+                   attack=ctx.params.evaluate.interest_attack, bootstrap=ctx.params.evaluate.bootstrap,
+                   seed=ctx.params.seed, originals=test["text"].tolist(),
                    spans=[spans_to_python(s) for s in test["spans"]],
                    truth=[None if pd.isna(t) else str(t) for t in test["interest"]])
 
@@ -75,14 +83,27 @@ class Attackers:
             metrics.update(_prefixed(interest_accuracy(self.truth, self.original_interests)))
         return metrics
 
-    def privatized(self, texts: list[str]) -> dict[str, float]:
-        """The attackers on one setting's privatized test split (aligned with the original's rows)."""
-        metrics = self._recall(texts)
+    def privatized(self, setting: str, texts: list[str]) -> dict[str, float]:
+        """The attackers on one setting's privatized test split (aligned with the original's rows), with the
+        bootstrap interval of the detector's recall and of the interest leak rate."""
+        detected = detect(self.detector, texts)
+        metrics = _prefixed(attacker_recall(self.originals, self.spans, texts, detected))
+        flags = attacker_flags(self.originals, self.spans, texts, detected)
+        metrics.update(self._interval("attacker.recall", setting, [sum(f for _, f in doc) for doc in flags],
+                                      [len(doc) for doc in flags]))
         if self.interest_model is not None:
             inferred = self._interests(texts)
             metrics.update(_prefixed({**interest_leak(self.original_interests, inferred),
                                       **interest_accuracy(self.truth, inferred)}))
+            metrics.update(self._interval("interest.leak_rate", setting,
+                                          *interest_leak_counts(self.original_interests, inferred)))
         return metrics
+
+    def _interval(self, name: str, setting: str, numerators: list[int], denominators: list[int]) -> dict[str, float]:
+        rng = generator(self.seed, "evaluate.bootstrap.attack", f"{setting}/{name}")
+        low, high = ratio_interval(np.asarray(numerators), np.asarray(denominators), self.bootstrap.samples,
+                                   self.bootstrap.level, rng)
+        return {} if np.isnan(low) else {f"privacy.{name}_ci_low": low, f"privacy.{name}_ci_high": high}
 
     def summary(self, original: dict[str, float]) -> None:
         """Log what the interest attacker found on the original and how long it took over every corpus."""

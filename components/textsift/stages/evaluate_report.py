@@ -1,10 +1,12 @@
 """evaluate, report part: the frontier, the HTML report and what goes to MLflow (METHODS.md §5).
 
-The frontier ranks settings by utility drop against leak rate (Pareto flags, the ranking at
-``evaluate.frontier.leak_ceiling``); the report puts it beside the leak, utility, embedding and detection
-tables, logged to the pipeline's parent MLflow run. One ``frontier@<setting>`` MLflow run per setting
-carries the same metric names for every mechanism, so the MLflow UI's compare view lines them up, and each
-corpus's baseline classifier is registered, the alias ``recommended`` on the recommended setting's.
+The frontier judges every setting by the recommendation rule (``evaluate.recommend``,
+:mod:`textsift.evaluation.recommend`): its verdicts, privacy risk and Pareto flags; the report states the rule
+and puts the frontier beside the leak, utility, embedding and detection tables, logged to the pipeline's
+parent MLflow run, whose description says what is proposed and why. One ``frontier@<setting>`` MLflow run per
+setting carries the same metric names for every mechanism (``privacy_risk``, ``utility`` and their intervals),
+so the MLflow UI's compare view lines them up, and each corpus's baseline classifier is registered; the
+proposed setting's version is tagged ``textsift.proposed`` — only ``textsift promote`` moves ``@recommended``.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from textsift.config import flatten
 from textsift.corpus import atomic_path
 from textsift.evaluation.detection_quality import CAVEAT as DETECTION_CAVEAT
 from textsift.evaluation.detection_quality import detection_table, protected_types_table
-from textsift.evaluation.frontier import INTERVAL_COLUMNS, frontier_rows, frontier_table, recommend
+from textsift.evaluation.frontier import ATTACK_INTERVALS, INTERVAL_COLUMNS, frontier_rows, frontier_table
 from textsift.evaluation.ledger import NOT_DP
 from textsift.evaluation.plots import frontier_png
+from textsift.evaluation.recommend import Recommendation, ranked, recommend
 from textsift.evaluation.report import render_report
 from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS
 from textsift.stage_cache import content_digest
@@ -47,26 +50,27 @@ EMBEDDING_NOTE = (f"Noisy embeddings: {ACCOUNTING} Keyword attack: balanced accu
 def write_frontier(
     ctx: StageContext, utility: pd.DataFrame, privacy: dict[str, dict[str, float]], leaks: pd.DataFrame,
     embeddings: pd.DataFrame, embedding_png: bytes, examples: dict[str, list[str]],
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, Recommendation]:
     """Frontier table, plot and HTML report (text and embedding settings), written and logged to the parent run.
 
-    The parent run also gets the frontier as metrics (``frontier.<setting>.utility``/``.leak_rate``) and the
-    recommended setting as the tag ``textsift.recommended_setting`` (``none`` when no setting is within the
-    leak ceiling), so the MLflow UI says which setting to ship. The report written as a DVC output carries
-    the provenance that is the same on every reproduction (corpus and params digests); the copy logged to
-    MLflow adds the run's own (commit, MLflow run id, date).
+    The parent run also gets the frontier as metrics (``frontier.<setting>.utility``/``.privacy_risk``), the
+    proposed setting as the tag ``textsift.recommended_setting`` (``none`` when no setting passes) and a
+    description stating the rule, the numbers and why each other setting lost. The report written as a DVC
+    output carries the provenance that is the same on every reproduction (corpus and params digests); the copy
+    logged to MLflow adds the run's own (commit, MLflow run id, date).
     """
     settings = ctx.params.privatize.settings
     options = ctx.params.evaluate.frontier
+    level = ctx.params.evaluate.bootstrap.level
     rows = frontier_rows(utility, privacy, {k: s.kind for k, s in settings.items()}, options.utility,
                          leak_intervals(leaks))
-    table = frontier_table(rows, options.leak_ceiling)
-    png = frontier_png(table, options.utility, options.leak_ceiling)
-    best = recommend(table)
-    level = ctx.params.evaluate.bootstrap.level
-    summary = [f"Utility: {options.utility}; leak ceiling {options.leak_ceiling:g}. Intervals: {level:.0%} "
-               f"percentile bootstrap over test documents ({ctx.params.evaluate.bootstrap.samples} resamples).",
-               f"Recommended setting: {best}." if best else "No privatized setting is within the leak ceiling."]
+    table = frontier_table(rows)
+    proposal = recommend(table, ctx.params.evaluate.recommend, options.utility, level)
+    table = ranked(table, proposal)
+    png = frontier_png(table, options.utility)
+    summary = [f"Utility: {options.utility}. Intervals: {level:.0%} percentile bootstrap over test documents "
+               f"({ctx.params.evaluate.bootstrap.samples} resamples).",
+               f"The rule: {proposal.rule}", proposal.summary()]
     summary.append(EMBEDDING_NOTE)
     detect_metrics = ctx.input("detect_metrics")
     detection = (detection_table(json.loads(detect_metrics.read_text(encoding="utf-8")))
@@ -76,7 +80,8 @@ def write_frontier(
 
     def report(provenance: dict[str, str]) -> str:
         return render_report("textsift privacy-utility report", summary,
-                             {"Frontier": table, "Leaks by span type (test split)": leaks,
+                             {"Why each setting was or was not recommended": proposal.verdicts,
+                              "Frontier": table, "Leaks by span type (test split)": leaks,
                               "Detected types each setting protects": protected_types_table(settings),
                               "Privacy spent per document (the ledger)": ledger_frame(privacy, embeddings),
                               "Utility of every classifier and test set": utility,
@@ -95,9 +100,11 @@ def write_frontier(
     with atomic_path(ctx.output("report")) as tmp:
         tmp.write_text(report(reproducible), encoding="utf-8")
     target = ctx.parent_run_id or ctx.run_id
-    ctx.tracker.set_tags(target, {"textsift.recommended_setting": best or "none"})
+    ctx.tracker.set_tags(target, {"textsift.recommended_setting": proposal.setting or "none",
+                                  "mlflow.note.content": description(proposal)})
     ctx.tracker.log_metrics(target, {f"frontier.{row['setting']}.{column}": float(row[column])
-                                     for _, row in table.iterrows() for column in ("utility", "leak_rate")
+                                     for _, row in table.iterrows()
+                                     for column in ("utility", "leak_rate", "privacy_risk")
                                      if not isnan(row[column])})
     for name in ("frontier", "frontier_plot", "leaks", "embedding_table", "embedding_plot"):
         ctx.tracker.log_artifact(target, ctx.output(name), "frontier")
@@ -105,7 +112,17 @@ def write_frontier(
         logged = Path(folder) / ctx.output("report").name
         logged.write_text(report({**reproducible, **run_provenance(ctx, target)}), encoding="utf-8")
         ctx.tracker.log_artifact(target, logged, "frontier")
-    return table
+    return table, proposal
+
+
+def description(proposal: Recommendation) -> str:
+    """The MLflow run description (markdown): the proposal, the rule and each setting's verdict."""
+    lines = [f"**{proposal.summary()}**", "", f"Rule: {proposal.rule}", "",
+             "| setting | privacy risk | utility lower bound | verdict |", "|---|---|---|---|"]
+    lines += [f"| {r.setting} | {r.privacy_risk:.3f} | {r.utility_low:.3f} | {r.verdict} |"
+              for r in proposal.verdicts.itertuples()]
+    lines += ["", "A run proposes; `textsift promote SETTING --run RUN_ID --reason ...` moves `@recommended`."]
+    return "\n".join(lines)
 
 
 def ledger_frame(privacy: dict[str, dict[str, float]], embeddings: pd.DataFrame) -> pd.DataFrame:
@@ -140,21 +157,25 @@ def run_provenance(ctx: StageContext, run_id: str) -> dict[str, str]:
             "date (UTC)": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")}
 
 
-def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[str, str], best: str | None) -> None:
+def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[str, str], proposed: str | None
+                         ) -> None:
     """Log each corpus's baseline classifier (with its signature) and register it as a model version.
 
-    One version of ``tracking.registered_model`` per setting (and ``original``), tagged with its setting;
-    the alias ``recommended`` moves to the recommended setting's version, so a consumer loads
-    ``models:/<name>@recommended`` and gets the classifier trained on the corpus to ship.
+    One version of ``tracking.registered_model`` per setting (and ``original``), tagged with its setting and the
+    pipeline run; the proposed setting's version is tagged ``textsift.proposed``. The alias ``recommended`` is
+    never moved here: a run proposes, a person promotes (``textsift promote``, :mod:`textsift.promote`).
     """
     name = ctx.params.tracking.registered_model
+    pipeline_run = ctx.parent_run_id or ctx.run_id
     for setting, model in models.items():
         run_id = runs.get(setting, ctx.run_id)
         ctx.tracker.log_sklearn_model(run_id, model, CLASSIFIER, text_column=TEXT_COLUMN)
-        version = ctx.tracker.register_model(name, run_id, CLASSIFIER, {"textsift.setting": setting})
-        if setting == best:
-            ctx.tracker.set_model_alias(name, "recommended", version)
-            log.info("evaluate: %s version %s (setting %s) is now @recommended", name, version, setting)
+        tags = {"textsift.setting": setting, "textsift.pipeline_run": pipeline_run,
+                "textsift.proposed": str(setting == proposed).lower()}
+        version = ctx.tracker.register_model(name, run_id, CLASSIFIER, tags)
+        if setting == proposed:
+            log.info("evaluate: %s version %s (setting %s) is proposed; `textsift promote %s --run %s` makes it "
+                     "@recommended", name, version, setting, setting, pipeline_run)
 
 
 def log_setting_runs(
@@ -168,15 +189,21 @@ def log_setting_runs(
                                        tags={"textsift.stage": "frontier", "textsift.setting": key,
                                              "textsift.mechanism": str(row["mechanism"]),
                                              "textsift.pareto": str(bool(row["pareto"])).lower(),
-                                             "textsift.within_ceiling": str(bool(row["within_ceiling"])).lower()})
+                                             "textsift.passes": str(bool(row["passes"])).lower(),
+                                             "textsift.recommended": str(bool(row["recommended"])).lower(),
+                                             "mlflow.note.content": f"{key}: {row['verdict']}"})
         setting = ctx.params.privatize.settings.get(key)
         if setting is not None:
             ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
-        metrics = {"frontier.utility": row["utility"], "frontier.utility_drop": row["utility_drop"],
+        metrics = {"privacy_risk": row["privacy_risk"], "utility": row["utility"],
+                   "utility_ci_low": row["utility_ci_low"], "utility_ci_high": row["utility_ci_high"],
+                   "frontier.utility": row["utility"], "frontier.utility_drop": row["utility_drop"],
                    "frontier.leak_rate": row["leak_rate"], "frontier.pareto": float(row["pareto"]),
                    "privacy.token_change_fraction": row["token_change"], "frontier.interest_leak": row["interest_leak"],
                    "frontier.interest_accuracy": row["interest_accuracy"]}
         metrics.update({f"frontier.{column}": row[column] for column in INTERVAL_COLUMNS})
+        metrics.update({f"frontier.{c}_ci_{side}": row[f"{c}_ci_{side}"] for c in ATTACK_INTERVALS
+                        for side in ("low", "high")})
         for _, u in utility[utility["setting"] == key].iterrows():
             for m in (*UTILITY_METRICS, *(f"{name}_drop" for name in UTILITY_METRICS)):
                 metrics[f"utility.{u['classifier']}.{u['test_on']}.{m}"] = u[m]

@@ -1,0 +1,150 @@
+"""Which privacy setting to propose, by a rule a reader can check (METHODS.md §5).
+
+A setting passes when every privacy criterion holds — each judged on its bootstrap upper bound (the worst
+plausible value on this test split), or on its point value where there is no interval — and its classifier
+beats the majority class. Among the settings that pass, the one with the highest utility lower bound is
+proposed; when none passes, nothing is, and the verdicts say why. A criterion a run cannot measure (no gold
+spans, no interest model, no outsider attack for the mechanism) is skipped for that setting, and said so.
+
+``privacy_risk`` puts a setting's criteria on one 0-1 scale: the largest of their bounds (each is a share of
+what an attacker recovers), so the MLflow compare view can plot risk against utility for every setting.
+
+Pure: a frontier table in (:func:`textsift.evaluation.frontier.frontier_table`), verdicts out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from textsift.config import RecommendParams
+from textsift.evaluation.frontier import REFERENCE, pareto_flags
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One privacy criterion: its params key (the ceiling), what it measures and the frontier columns it reads."""
+
+    key: str
+    label: str
+    value: str
+    upper: str | None
+
+
+CRITERIA = (
+    Criterion("leak_rate", "gold-span leak rate", "leak_rate", "leak_rate_ci_high"),
+    Criterion("attacker_recall", "detector attacker's recall", "attacker_recall", "attacker_recall_ci_high"),
+    Criterion("interest_leak", "interest attacker's leak rate", "interest_leak", "interest_leak_ci_high"),
+    Criterion("outsider_gain", "outsider's gain over chance", "outsider_gain", None),
+)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The proposed setting (None when no setting passes), the rule in words and one verdict per setting."""
+
+    setting: str | None
+    rule: str
+    verdicts: pd.DataFrame  # setting, passes, privacy_risk, utility_low, verdict
+
+    def summary(self) -> str:
+        """One line: what is proposed and why, or that nothing is."""
+        if self.setting is None:
+            return "No setting passes every criterion: nothing is recommended."
+        row = self.verdicts.set_index("setting").loc[self.setting]
+        return (f"Recommended setting: {self.setting} (utility lower bound {row['utility_low']:.3f}, "
+                f"privacy risk {row['privacy_risk']:.3f}).")
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and math.isfinite(float(value))
+
+
+def bound(row: pd.Series, criterion: Criterion) -> float:
+    """The criterion's upper bound for a setting (its point value without an interval); NaN when not measured."""
+    if criterion.key == "leak_rate" and row.get("leak_source") != "gold spans":
+        return math.nan  # without gold spans the frontier's "leak" is the unchanged-token share, not a leak
+    upper = row.get(criterion.upper) if criterion.upper else None
+    value = upper if _finite(upper) else row.get(criterion.value)
+    return float(value) if _finite(value) else math.nan
+
+
+def privacy_risk(row: pd.Series) -> float:
+    """The largest criterion bound of a setting (0-1); NaN when no criterion was measured."""
+    bounds = [b for b in (bound(row, c) for c in CRITERIA) if math.isfinite(b)]
+    return max(bounds) if bounds else math.nan
+
+
+def utility_low(row: pd.Series) -> float:
+    """The setting's utility lower bound (its point value without an interval)."""
+    low = row.get("utility_ci_low")
+    return float(low) if _finite(low) else float(row["utility"])
+
+
+def rule_text(params: RecommendParams, utility_name: str, level: float) -> str:
+    """The rule in one sentence, with its ceilings (the report, the MLflow parent run's description)."""
+    ceilings = ", ".join(f"{c.label} <= {getattr(params, c.key):g}" for c in CRITERIA)
+    majority = " and the classifier beats the majority class (accuracy lower bound above it)" if (
+        params.beats_majority) else ""
+    return (f"A setting passes when every privacy criterion holds on its {level:.0%} bootstrap upper bound "
+            f"(a point value where there is no interval): {ceilings}{majority}. Among those that pass, the highest "
+            f"lower bound of {utility_name} wins; when none passes, nothing is recommended.")
+
+
+def _failures(row: pd.Series, params: RecommendParams) -> tuple[list[str], list[str]]:
+    failed, skipped = [], []
+    for criterion in CRITERIA:
+        value, ceiling = bound(row, criterion), getattr(params, criterion.key)
+        if not math.isfinite(value):
+            skipped.append(criterion.key)
+        elif value > ceiling:
+            failed.append(f"{criterion.key} {value:.3f} > {ceiling:g}")
+    if params.beats_majority:
+        low, majority = row.get("accuracy_ci_low"), row.get("majority_accuracy")
+        if _finite(low) and _finite(majority) and float(low) <= float(majority):
+            failed.append(f"accuracy lower bound {float(low):.3f} not above the majority class {float(majority):.3f}")
+    return failed, skipped
+
+
+def recommend(table: pd.DataFrame, params: RecommendParams, utility_name: str, level: float) -> Recommendation:
+    """Judge every privatized setting of the frontier table; propose the best that passes (or none)."""
+    rows = []
+    for _, row in table[table["setting"] != REFERENCE].iterrows():
+        failed, skipped = _failures(row, params)
+        rows.append({"setting": str(row["setting"]), "passes": not failed, "privacy_risk": privacy_risk(row),
+                     "utility_low": utility_low(row), "failed": failed, "skipped": skipped})
+    passing = sorted((r for r in rows if r["passes"]), key=lambda r: (-r["utility_low"], r["privacy_risk"],
+                                                                       r["setting"]))
+    chosen = passing[0] if passing else None
+    for r in rows:
+        note = f" (not measured: {', '.join(r['skipped'])})" if r["skipped"] else ""
+        if r is chosen:
+            r["verdict"] = f"recommended: passes every criterion, highest utility lower bound{note}"
+        elif r["passes"]:
+            assert chosen is not None
+            r["verdict"] = (f"passes, but its utility lower bound {r['utility_low']:.3f} is below "
+                            f"{chosen['utility_low']:.3f} ({chosen['setting']}){note}")
+        else:
+            r["verdict"] = "fails: " + "; ".join(r["failed"]) + note
+    verdicts = pd.DataFrame(rows, columns=["setting", "passes", "privacy_risk", "utility_low", "verdict"])
+    return Recommendation(chosen["setting"] if chosen else None, rule_text(params, utility_name, level), verdicts)
+
+
+def ranked(table: pd.DataFrame, recommendation: Recommendation) -> pd.DataFrame:
+    """The frontier table with each setting's ``passes``, ``recommended``, ``privacy_risk``, ``pareto`` (on utility
+    drop and privacy risk) and ``verdict``, in reading order: the settings that pass by utility lower bound (the
+    recommended first), then the rest by privacy risk."""
+    merged = table.merge(recommendation.verdicts, on="setting", how="left")
+    reference = merged["setting"] == REFERENCE
+    merged.loc[reference, "privacy_risk"] = 1.0  # the original text: everything an attacker wants
+    merged.loc[reference, "passes"] = False
+    merged.loc[reference, "verdict"] = "the original text (reference)"
+    merged["passes"] = merged["passes"].astype(bool)
+    merged["recommended"] = merged["setting"] == recommendation.setting
+    merged["pareto"] = pareto_flags(merged["utility_drop"].tolist(), merged["privacy_risk"].fillna(1.0).tolist())
+    good = merged[merged["passes"]].sort_values(["utility_low", "privacy_risk"], ascending=[False, True],
+                                                kind="stable")
+    rest = merged[~merged["passes"]].sort_values(["privacy_risk", "utility"], ascending=[True, False], kind="stable")
+    return pd.concat([good, rest]).reset_index(drop=True)

@@ -1,0 +1,68 @@
+"""Approval: a pipeline run proposes a setting, a person moves ``@recommended`` (``textsift promote``).
+
+``evaluate`` registers every corpus's model version and tags the one its rule proposes
+(:mod:`textsift.evaluation.recommend`) — it never moves the alias, so a scheduled run cannot change what
+consumers of ``models:/<name>@recommended`` load. Promoting names the setting and the pipeline run (the
+MLflow parent run id ``make run`` prints), and needs a reason; a setting that failed the rule is refused
+unless the promoter says they accept it. Every move is recorded with who, when, why and what it replaced:
+on the version promoted (``textsift.promoted_*``) and in the registered model's history
+(``textsift.promotion.<UTC time>``).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from textsift.errors import ConfigError
+from textsift.tracking import Tracker
+
+ALIAS = "recommended"
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """What a promotion did: the version now ``@recommended`` and the one it replaced (None: first)."""
+
+    name: str
+    setting: str
+    version: str
+    previous: str | None
+    by: str
+    at: str
+
+
+def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
+            accept_failing: bool = False, by: str | None = None) -> Promotion:
+    """Point ``name@recommended`` at the version ``setting`` got in pipeline run ``run_id``; record the move.
+
+    Raises:
+        ConfigError: no reason; no such version; the setting failed the recommendation rule and
+            ``accept_failing`` is False.
+    """
+    if not reason.strip():
+        raise ConfigError("promote: say why (--reason): every move of @recommended is recorded with its reason")
+    found = [v for v in tracker.model_versions(name) if v["tags"].get("textsift.setting") == setting
+             and run_id in (v["tags"].get("textsift.pipeline_run"), v["run_id"])]
+    if not found:
+        raise ConfigError(f"promote: no version of {name} for setting {setting!r} from run {run_id} "
+                          "(the pipeline's parent run id, printed by `make run`)")
+    chosen = max(found, key=lambda v: int(v["version"]))
+    verdict = tracker.run_tags(chosen["run_id"])
+    if verdict.get("textsift.passes") != "true" and not accept_failing:
+        raise ConfigError(f"promote: {setting} did not pass the recommendation rule in run {run_id} "
+                          f"({verdict.get('mlflow.note.content', 'no verdict recorded')}); pass --accept-failing "
+                          "to promote it anyway (the reason is recorded)")
+    previous = tracker.alias_version(name, ALIAS)
+    who, when = by or getpass.getuser(), datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    tracker.set_model_alias(name, ALIAS, chosen["version"])
+    tracker.tag_model(name, {"textsift.promoted_by": who, "textsift.promoted_at": when,
+                             "textsift.promotion_reason": reason, "textsift.replaced_version": previous or "none",
+                             "textsift.accepted_failing": str(verdict.get("textsift.passes") != "true").lower()},
+                      version=chosen["version"])
+    record = {"setting": setting, "version": chosen["version"], "run": run_id, "by": who, "reason": reason,
+              "replaced": previous}
+    tracker.tag_model(name, {f"textsift.promotion.{when}": json.dumps(record)})
+    return Promotion(name, setting, chosen["version"], previous, who, when)

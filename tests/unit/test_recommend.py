@@ -1,0 +1,82 @@
+"""The recommendation rule: every criterion on its upper bound, then the best utility lower bound."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from textsift.config import RecommendParams
+from textsift.evaluation.frontier import frontier_table
+from textsift.evaluation.recommend import privacy_risk, ranked, recommend
+
+NAN = math.nan
+
+
+def _rows(**changes: dict) -> pd.DataFrame:
+    """original, a redaction that leaves interests, two metric-DP settings and a DataSifter one."""
+    rows = {
+        "original": dict(utility=0.80, utility_ci_low=0.76, leak_rate=1.0, leak_rate_ci_high=1.0,
+                         attacker_recall=0.99, interest_leak=1.0, outsider_gain=NAN),
+        "redact": dict(utility=0.81, utility_ci_low=0.77, leak_rate=0.001, leak_rate_ci_high=0.004,
+                       attacker_recall=0.0, attacker_recall_ci_high=0.0, interest_leak=0.98,
+                       interest_leak_ci_high=0.99, outsider_gain=0.011),
+        "mdp_eps50": dict(utility=0.74, utility_ci_low=0.70, leak_rate=0.0, leak_rate_ci_high=0.0,
+                          attacker_recall=0.0, attacker_recall_ci_high=0.0, interest_leak=0.11,
+                          interest_leak_ci_high=0.17, outsider_gain=0.003),
+        # a higher point utility than mdp_eps50, a lower lower bound: the rule ranks by the lower bound
+        "mdp_wide": dict(utility=0.75, utility_ci_low=0.66, leak_rate=0.0, leak_rate_ci_high=0.0,
+                         attacker_recall=0.0, attacker_recall_ci_high=0.0, interest_leak=0.05,
+                         interest_leak_ci_high=0.09, outsider_gain=0.0),
+        # its point interest leak passes, its upper bound does not
+        "ds": dict(utility=0.78, utility_ci_low=0.74, leak_rate=0.007, leak_rate_ci_high=0.014,
+                   attacker_recall=0.005, attacker_recall_ci_high=0.01, interest_leak=0.15,
+                   interest_leak_ci_high=0.24, outsider_gain=-0.006),
+    }
+    frame = pd.DataFrame([{"setting": k, "mechanism": "x", "leak_source": "gold spans", "accuracy_ci_low": NAN,
+                           "majority_accuracy": 0.5, **v, **changes.get(k, {})} for k, v in rows.items()])
+    return frontier_table(frame)
+
+
+def test_the_best_lower_bound_among_settings_passing_every_criterion_is_proposed() -> None:
+    proposal = recommend(_rows(), RecommendParams(), "tfidf_logreg.original.accuracy", 0.95)
+    assert proposal.setting == "mdp_eps50"
+    verdicts = proposal.verdicts.set_index("setting")["verdict"]
+    assert verdicts["redact"].startswith("fails: interest_leak 0.990 > 0.2")
+    assert verdicts["ds"] == "fails: interest_leak 0.240 > 0.2"  # its point value (0.15) would have passed
+    assert "below 0.700 (mdp_eps50)" in verdicts["mdp_wide"]
+    assert "original" not in set(proposal.verdicts["setting"])
+    assert proposal.summary().startswith("Recommended setting: mdp_eps50 (utility lower bound 0.700")
+    assert "interest attacker's leak rate <= 0.2" in proposal.rule and "95% bootstrap upper bound" in proposal.rule
+
+
+def test_when_no_setting_passes_nothing_is_proposed_and_it_says_so() -> None:
+    proposal = recommend(_rows(), RecommendParams(interest_leak=0.05), "u", 0.95)
+    assert proposal.setting is None and not proposal.verdicts["passes"].any()
+    assert proposal.summary() == "No setting passes every criterion: nothing is recommended."
+
+
+def test_a_classifier_below_the_majority_class_fails() -> None:
+    table = _rows(mdp_eps50={"accuracy_ci_low": 0.49, "majority_accuracy": 0.52})
+    proposal = recommend(table, RecommendParams(), "u", 0.95)
+    assert proposal.setting == "mdp_wide"
+    assert "accuracy lower bound 0.490 not above the majority class 0.520" in (
+        proposal.verdicts.set_index("setting").loc["mdp_eps50", "verdict"])
+    assert recommend(table, RecommendParams(beats_majority=False), "u", 0.95).setting == "mdp_eps50"
+
+
+def test_unmeasured_criteria_are_skipped_and_named() -> None:
+    unmeasured = {"interest_leak": NAN, "interest_leak_ci_high": NAN, "leak_source": "unchanged-token share"}
+    table = _rows(mdp_eps50=unmeasured)
+    verdict = recommend(table, RecommendParams(), "u", 0.95).verdicts.set_index("setting").loc["mdp_eps50", "verdict"]
+    assert verdict.endswith("(not measured: leak_rate, interest_leak)")
+
+
+def test_privacy_risk_is_the_worst_bound_and_ranking_puts_passing_settings_first() -> None:
+    table = _rows()
+    assert privacy_risk(table.set_index("setting").loc["ds"]) == pytest.approx(0.24)
+    out = ranked(table, recommend(table, RecommendParams(), "u", 0.95))
+    assert list(out["setting"]) == ["mdp_eps50", "mdp_wide", "ds", "redact", "original"]
+    assert out.set_index("setting").loc["original", "privacy_risk"] == 1.0
+    assert out["recommended"].sum() == 1 and bool(out.set_index("setting").loc["mdp_eps50", "recommended"])
