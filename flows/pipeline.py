@@ -35,6 +35,7 @@ os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 import dask  # noqa: E402
 from prefect import flow, get_run_logger, runtime, task  # noqa: E402
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
+from prefect.exceptions import MissingContextError  # noqa: E402
 from prefect.futures import wait  # noqa: E402
 from prefect.logging.handlers import APILogHandler  # noqa: E402
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
@@ -67,15 +68,27 @@ def _retry_transient(_task: Any, _task_run: Any, state: Any) -> bool:
     return False
 
 
-class _RunLogForwarder(logging.Handler):
-    """Sends ``textsift`` records to the task run's Prefect logger (aggregates only, as everywhere)."""
+class _TaskRunLogForwarder(logging.Handler):
+    """Sends each ``textsift`` record to the Prefect log of the task run whose thread emitted it.
 
-    def __init__(self, run_logger: Any) -> None:
+    The run logger is looked up when the record is emitted, in the emitting thread's run context: one
+    handler serves every task running side by side. (A handler per task, holding that task's logger, got
+    every concurrent task's lines: under a worker 23 of 43 stage lines were filed under the wrong task run.)
+    Records emitted outside any run (a library's helper thread) are left to the other handlers.
+    """
+
+    def __init__(self) -> None:
         super().__init__(logging.INFO)
-        self.run_logger = run_logger
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.run_logger.log(record.levelno, record.getMessage())
+        try:
+            logger = get_run_logger()
+        except MissingContextError:
+            return
+        logger.log(record.levelno, record.getMessage())
+
+
+_FORWARDER = _TaskRunLogForwarder()
 
 
 @contextmanager
@@ -83,20 +96,15 @@ def textsift_logs_to_prefect() -> Iterator[None]:
     """Forward the library's logs to the running task's Prefect log, where Prefect does not already.
 
     In the flow's process Prefect attaches its API handler to the ``textsift`` logger
-    (``PREFECT_LOGGING_EXTRA_LOGGERS``); a Dask worker process started on its own (``dask worker``)
-    has no such handler, and the stage logs would only reach the worker's stderr.
+    (``PREFECT_LOGGING_EXTRA_LOGGERS``); a flow run started by a worker after Prefect configured its logging, or
+    a Dask worker process started on its own (``dask worker``), has no such handler, and the stage logs would
+    only reach stderr. There one shared :class:`_TaskRunLogForwarder` is attached (once, and left attached).
     """
     logger = logging.getLogger("textsift")
-    if any(isinstance(h, APILogHandler) for h in logger.handlers):
-        yield
-        return
-    handler = _RunLogForwarder(get_run_logger())
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
+    if not any(isinstance(h, APILogHandler | _TaskRunLogForwarder) for h in logger.handlers):
+        logger.addHandler(_FORWARDER)
+        logger.setLevel(logging.INFO)
+    yield
 
 
 @task(task_run_name="{instance_name}", retries=2, retry_delay_seconds=5, retry_condition_fn=_retry_transient)

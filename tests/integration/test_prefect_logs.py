@@ -1,0 +1,54 @@
+"""Stage log lines land on the task run that wrote them, even with tasks side by side and no Prefect handler.
+
+A flow run started by a worker has no Prefect API handler on the ``textsift`` logger (Prefect configured its
+logging before the flow module asked for one), so the flow forwards the library's records itself; with a
+forwarder per task, every running task got every task's lines (23 of 43 misfiled under a worker).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+from prefect import flow, task
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import LogFilter, LogFilterTaskRunId
+from prefect.futures import wait
+from prefect.logging.handlers import APILogHandler, APILogWorker
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from flows.pipeline import textsift_logs_to_prefect
+
+pytestmark = pytest.mark.integration
+LINES = 15
+
+
+@task(task_run_name="{name}")
+def chatty(name: str) -> str:
+    with textsift_logs_to_prefect():
+        for i in range(LINES):
+            logging.getLogger("textsift").info("line %s-%d", name, i)
+            time.sleep(0.02)  # the two tasks' lines interleave
+    from prefect.runtime import task_run
+
+    return str(task_run.id)
+
+
+@flow(task_runner=ThreadPoolTaskRunner(max_workers=2))
+def side_by_side() -> dict[str, str]:
+    futures = {name: chatty.submit(name) for name in ("alpha", "beta")}
+    wait(list(futures.values()))
+    return {name: future.result() for name, future in futures.items()}
+
+
+def test_each_task_run_gets_its_own_lines_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    logger = logging.getLogger("textsift")
+    monkeypatch.setattr(logger, "handlers", [h for h in logger.handlers if not isinstance(h, APILogHandler)])
+    runs = side_by_side()
+    APILogWorker.drain_all(timeout=30)
+    with get_client(sync_client=True) as client:
+        for name, run_id in runs.items():
+            logs = client.read_logs(log_filter=LogFilter(task_run_id=LogFilterTaskRunId(any_=[run_id])))
+            lines = [log.message for log in logs if log.message.startswith("line ")]
+            assert sorted(lines) == sorted(f"line {name}-{i}" for i in range(LINES)), name
