@@ -34,7 +34,7 @@ os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
 import dask  # noqa: E402
 from prefect import flow, get_run_logger, runtime, task  # noqa: E402
-from prefect.artifacts import create_markdown_artifact  # noqa: E402
+from prefect.artifacts import create_markdown_artifact, create_table_artifact  # noqa: E402
 from prefect.exceptions import MissingContextError  # noqa: E402
 from prefect.futures import wait  # noqa: E402
 from prefect.logging.handlers import APILogHandler  # noqa: E402
@@ -42,7 +42,14 @@ from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 
 from flows.crashed import crashed_flow_run, mark_crashed  # noqa: E402
 from flows.notify import notify_failure  # noqa: E402
-from flows.run_summary import ARTIFACT_KEY, parent_run_name, summary_markdown  # noqa: E402
+from flows.run_summary import (  # noqa: E402
+    ARTIFACT_KEY,
+    TIMES_KEY,
+    parent_run_name,
+    stage_time_lines,
+    stage_times,
+    summary_markdown,
+)
 from flows.temporary_api import start_temporary_api  # noqa: E402
 from textsift import secret_key  # noqa: E402
 from textsift.catalog import path as catalog_path  # noqa: E402
@@ -53,6 +60,7 @@ from textsift.registry import instances, upstream_instances  # noqa: E402
 from textsift.stages import run_stage  # noqa: E402
 from textsift.tracking import Tracker  # noqa: E402
 
+WALL_KEY = "stage.wall_seconds"
 logging.getLogger("textsift").setLevel(logging.INFO)  # aggregates only; forwarded to Prefect's logs
 
 
@@ -114,10 +122,12 @@ def stage_task(
 ) -> dict[str, float]:
     """Run one stage instance (skipped when its inputs are unchanged, unless ``use_cache`` is off); its metrics.
     Past ``time_limit_s`` from the task's start the stage does not start at all."""
-    deadline = time.monotonic() + time_limit_s if time_limit_s is not None else None
+    started = time.monotonic()
+    deadline = started + time_limit_s if time_limit_s is not None else None
     with textsift_logs_to_prefect():
-        return run_stage(stage, root=root, params_path=params_path, key=key, parent_run_id=parent_run_id,
-                         use_cache=use_cache, deadline=deadline)
+        metrics = run_stage(stage, root=root, params_path=params_path, key=key, parent_run_id=parent_run_id,
+                            use_cache=use_cache, deadline=deadline)
+    return {**metrics, WALL_KEY: time.monotonic() - started}  # this run's seconds (a skipped stage: its lookup)
 
 
 def time_limit(params: Params, stage: str) -> float:
@@ -202,16 +212,20 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
                         limit, wait_for=waits)
             wait(list(futures.values()))
             metrics = {name: future.result() for name, future in futures.items()}
+            times = stage_times({name: m.get(WALL_KEY, 0.0) for name, m in metrics.items()})
+            tracker.log_metrics(parent, {f"time_s.{name.replace('@', '.')}": m.get(WALL_KEY, 0.0)
+                                         for name, m in metrics.items()})  # MLflow names allow no '@'
             ok = True
         finally:
             tracker.end_run(parent, ok)
     create_markdown_artifact(
         summary_markdown(root_path, run_name, tracker.uri, tracker.experiment_id, parent), key=ARTIFACT_KEY,
         description="textsift pipeline run: its MLflow parent run, report and privacy-utility frontier")
+    create_table_artifact(times, key=TIMES_KEY, description="seconds per stage instance in this run (slowest first)")
     logger.info("pipeline finished: %d stage instances; MLflow run %s at %s",
                 len(metrics), parent, tracker.uri)
     return {"parent_run_id": parent, "tracking_uri": tracker.uri, "experiment_id": tracker.experiment_id,
-            "metrics": metrics}
+            "metrics": metrics, "times": times}
 
 
 def task_runner(kind: str, workers: int, address: str | None) -> Any:
@@ -261,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Utility table: {root / catalog_path('utility_table')}")
     print(f"Frontier: {root / catalog_path('frontier')}")
     print(f"Report: {root / catalog_path('report')}")
+    print("Time per stage (this run; stages run side by side):")
+    print("\n".join(stage_time_lines(result["times"])))
     return 0
 
 

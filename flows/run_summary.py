@@ -19,7 +19,9 @@ from textsift.config import SourceParams
 ARTIFACT_KEY = "textsift-pipeline"
 FRONTIER = catalog_path("frontier")
 REPORT = catalog_path("report")
-FRONTIER_COLUMNS = ("setting", "mechanism", "utility", "utility_drop", "leak_rate", "attacker_recall", "pareto")
+FRONTIER_COLUMNS = ("setting", "mechanism", "utility", "utility_drop", "privacy_risk", "leak_rate", "passes",
+                    "recommended", "pareto")
+TIMES_KEY = "textsift-stage-times"
 
 
 def corpus_label(source: SourceParams) -> str:
@@ -71,3 +73,19 @@ def summary_markdown(root: Path, run_name: str, tracking_uri: str, experiment_id
     if table:
         lines += ["## Privacy-utility frontier", "", *table]
     return "\n".join(lines) + "\n"
+
+
+def stage_times(seconds: dict[str, float]) -> list[dict[str, str]]:
+    """The time table of a run: one row per stage instance, slowest first, with its share of the summed time.
+
+    Stages run side by side, so the shares are of the summed stage time, not of the wall-clock time."""
+    total = sum(seconds.values()) or 1.0
+    rows = [{"stage": name, "seconds": f"{value:.1f}", "share": f"{100 * value / total:.0f}%"}
+            for name, value in sorted(seconds.items(), key=lambda item: -item[1])]
+    return [*rows, {"stage": "(all stages)", "seconds": f"{sum(seconds.values()):.1f}", "share": "100%"}]
+
+
+def stage_time_lines(rows: list[dict[str, str]]) -> list[str]:
+    """The time table as aligned text lines (the end of ``make run``'s log)."""
+    width = max(len(r["stage"]) for r in rows)
+    return [f"  {r['stage']:<{width}}  {r['seconds']:>8} s  {r['share']:>4}" for r in rows]

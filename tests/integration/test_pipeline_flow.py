@@ -13,7 +13,7 @@ import yaml
 from mlflow.tracking import MlflowClient
 from prefect.artifacts import Artifact
 
-from flows.run_summary import ARTIFACT_KEY
+from flows.run_summary import ARTIFACT_KEY, TIMES_KEY
 from textsift.config import load_params
 from textsift.corpus import read_corpus
 from textsift.errors import QualityError
@@ -179,6 +179,22 @@ def test_the_flow_run_publishes_its_mlflow_run_and_frontier_as_a_prefect_artifac
     assert artifact is not None and artifact.flow_run_id == flow_run["flow_run_id"]
     assert flow_run["result"]["parent_run_id"] in artifact.data
     assert "| ds2 | datasifter |" in artifact.data  # a frontier row
+
+
+def test_the_run_reports_where_its_time_went(flow_run: dict) -> None:
+    """A table of seconds per stage instance: a Prefect table artifact, MLflow metrics on the parent run."""
+    times = flow_run["result"]["times"]
+    names = [row["stage"] for row in times]
+    assert set(names[:-1]) == set(flow_run["result"]["metrics"]) and names[-1] == "(all stages)"
+    seconds = [float(row["seconds"]) for row in times[:-1]]
+    assert seconds == sorted(seconds, reverse=True) and seconds[0] > 0
+    assert float(times[-1]["seconds"]) == pytest.approx(sum(seconds), abs=0.1 * len(seconds))
+    artifact = Artifact.get(TIMES_KEY)
+    assert artifact is not None and artifact.flow_run_id == flow_run["flow_run_id"] and "evaluate" in str(artifact.data)
+    parent = MlflowClient(flow_run["result"]["tracking_uri"]).get_run(flow_run["result"]["parent_run_id"])
+    assert "time_s.build_indexes.w2v" in parent.data.metrics
+    assert parent.data.metrics["time_s.evaluate"] == pytest.approx(
+        flow_run["result"]["metrics"]["evaluate"]["stage.wall_seconds"])
 
 
 def _children(result: dict) -> dict[str, Any]:
