@@ -50,6 +50,7 @@ from flows.run_summary import (  # noqa: E402
     stage_times,
     summary_markdown,
 )
+from flows.stop_after import stop_after  # noqa: E402
 from flows.temporary_api import start_temporary_api  # noqa: E402
 from textsift import secret_key  # noqa: E402
 from textsift.catalog import path as catalog_path  # noqa: E402
@@ -124,7 +125,7 @@ def stage_task(
     Past ``time_limit_s`` from the task's start the stage does not start at all."""
     started = time.monotonic()
     deadline = started + time_limit_s if time_limit_s is not None else None
-    with textsift_logs_to_prefect():
+    with textsift_logs_to_prefect(), stop_after(time_limit_s):
         metrics = run_stage(stage, root=root, params_path=params_path, key=key, parent_run_id=parent_run_id,
                             use_cache=use_cache, deadline=deadline)
     return {**metrics, WALL_KEY: time.monotonic() - started}  # this run's seconds (a skipped stage: its lookup)
@@ -133,10 +134,9 @@ def stage_task(
 def time_limit(params: Params, stage: str) -> float:
     """Seconds a stage instance may run in the flow: ``orchestration.stage_timeouts[stage]`` or the default.
 
-    Prefect enforces it (``timeout_seconds``): the task fails with a timeout, is not retried, and its
-    MLflow run is closed FAILED; outputs are written atomically, so nothing half-written is left behind.
-    On the thread runner the stop lands between two Python steps of the stage (a long native call such
-    as one big matrix product finishes first).
+    :func:`flows.stop_after.stop_after` enforces it in the stage's thread: the task fails with a timeout, is not
+    retried, and its MLflow run is closed FAILED; outputs are written atomically, so nothing half-written is left
+    behind. The stop lands between two Python steps of the stage (a long native call finishes first).
     """
     options = params.orchestration  # stage names are checked with the params (config.Params)
     return options.stage_timeouts.get(stage, options.stage_timeout_s)
@@ -205,9 +205,8 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
             for inst in instances(params):
                 waits = [futures[u.name] for u in upstream_instances(inst, params)]
                 limit = time_limit(params, inst.stage.name)
-                limited = stage_task.with_options(timeout_seconds=limit)
                 with placement(inst.stage.gpu, gpu_resource):
-                    futures[inst.name] = limited.submit(
+                    futures[inst.name] = stage_task.submit(
                         inst.name, inst.stage.name, inst.key, str(root_path), params_file, parent, not force,
                         limit, wait_for=waits)
             wait(list(futures.values()))
