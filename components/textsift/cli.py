@@ -187,11 +187,13 @@ def promote(
     try:
         loaded = load_params(params or root / "params.yaml")
         tracker = Tracker(loaded.tracking, root.resolve())
-        done = move(tracker, loaded.tracking.registered_model, setting, run, reason, accept_failing)
+        done = move(tracker, loaded.tracking.registered_model, setting, run, reason, accept_failing,
+                    privatizer=loaded.tracking.registered_privatizer)
     except TextsiftError as err:
         _fail(err)
+    served = f"; its privatizer: version {done.privatizer_version}" if done.privatizer_version else ""
     typer.echo(f"{done.name}@recommended -> version {done.version} ({done.setting}; was "
-               f"{done.previous or 'unset'}), by {done.by} at {done.at}")
+               f"{done.previous or 'unset'}){served}, by {done.by} at {done.at}")
 
 
 @app.command()

@@ -282,7 +282,11 @@ class TrackingParams(Frozen):
     registered_model: str = Field(
         "textsift-classifier", min_length=1,
         description="model-registry name of the baseline classifier: one version per setting per run, "
-                    "alias 'recommended' on the recommended setting's")
+                    "alias 'recommended' on the promoted setting's (textsift promote)")
+    registered_privatizer: str = Field(
+        "textsift-privatizer", min_length=1,
+        description="model-registry name of the privatizer (an MLflow pyfunc model per served setting: texts in, "
+                    "privatized texts out); promote moves its 'recommended' alias with the classifier's")
 
 
 class OrchestrationParams(Frozen):

@@ -1,5 +1,9 @@
 """Approval: a pipeline run proposes a setting, a person moves ``@recommended`` (``textsift promote``).
 
+The alias moves on the classifier registered for the setting and, when the setting is served, on its
+privatizer (``tracking.registered_privatizer``, :mod:`textsift.serving`): ``models:/textsift-privatizer@recommended``
+is the privatizer a team ships.
+
 ``evaluate`` registers every corpus's model version and tags the one its rule proposes
 (:mod:`textsift.evaluation.recommend`) — it never moves the alias, so a scheduled run cannot change what
 consumers of ``models:/<name>@recommended`` load. Promoting names the setting and the pipeline run (the
@@ -32,10 +36,17 @@ class Promotion:
     previous: str | None
     by: str
     at: str
+    privatizer_version: str | None = None
+
+
+def _version_of(tracker: Tracker, name: str, setting: str, run_id: str) -> dict | None:
+    found = [v for v in tracker.model_versions(name) if v["tags"].get("textsift.setting") == setting
+             and run_id in (v["tags"].get("textsift.pipeline_run"), v["run_id"])]
+    return max(found, key=lambda v: int(v["version"])) if found else None
 
 
 def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
-            accept_failing: bool = False, by: str | None = None) -> Promotion:
+            accept_failing: bool = False, by: str | None = None, privatizer: str | None = None) -> Promotion:
     """Point ``name@recommended`` at the version ``setting`` got in pipeline run ``run_id``; record the move.
 
     Raises:
@@ -44,19 +55,17 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
     """
     if not reason.strip():
         raise ConfigError("promote: say why (--reason): every move of @recommended is recorded with its reason")
-    found = [v for v in tracker.model_versions(name) if v["tags"].get("textsift.setting") == setting
-             and run_id in (v["tags"].get("textsift.pipeline_run"), v["run_id"])]
-    if not found:
+    chosen = _version_of(tracker, name, setting, run_id)
+    if chosen is None:
         raise ConfigError(f"promote: no version of {name} for setting {setting!r} from run {run_id} "
                           "(the pipeline's parent run id, printed by `make run`)")
-    chosen = max(found, key=lambda v: int(v["version"]))
     verdict = tracker.run_tags(chosen["run_id"])
     if verdict.get("textsift.passes") != "true" and not accept_failing:
         raise ConfigError(f"promote: {setting} did not pass the recommendation rule in run {run_id} "
                           f"({verdict.get('mlflow.note.content', 'no verdict recorded')}); pass --accept-failing "
                           "to promote it anyway (the reason is recorded)")
     previous = tracker.alias_version(name, ALIAS)
-    who, when = by or getpass.getuser(), datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    who, when = by or getpass.getuser(), datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # keys the history
     tracker.set_model_alias(name, ALIAS, chosen["version"])
     tracker.tag_model(name, {"textsift.promoted_by": who, "textsift.promoted_at": when,
                              "textsift.promotion_reason": reason, "textsift.replaced_version": previous or "none",
@@ -64,5 +73,11 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
                       version=chosen["version"])
     record = {"setting": setting, "version": chosen["version"], "run": run_id, "by": who, "reason": reason,
               "replaced": previous}
+    served = _version_of(tracker, privatizer, setting, run_id) if privatizer else None
+    if served is not None:
+        tracker.set_model_alias(privatizer, ALIAS, served["version"])
+        tracker.tag_model(privatizer, {"textsift.promoted_by": who, "textsift.promoted_at": when,
+                                       "textsift.promotion_reason": reason}, version=served["version"])
+        record["privatizer_version"] = served["version"]
     tracker.tag_model(name, {f"textsift.promotion.{when}": json.dumps(record)})
-    return Promotion(name, setting, chosen["version"], previous, who, when)
+    return Promotion(name, setting, chosen["version"], previous, who, when, served["version"] if served else None)

@@ -175,6 +175,34 @@ class Tracker:
             self.client.log_artifacts(run_id, str(target), name)
         return f"runs:/{run_id}/{name}"
 
+    def log_privatizer(self, run_id: str, spec_text: str, folders: Mapping[str, Path], name: str = "privatizer"
+                       ) -> None:
+        """Save a privatize setting as an MLflow pyfunc model under the run (:mod:`textsift.serving.model`).
+
+        ``spec_text``: the setting and its validated params; ``folders``: the models and indexes it needs, packed
+        with it. Signature: ``id`` (optional) and ``text`` in; ``id``, ``text`` and (a DP mechanism) ``epsilon``
+        out. Its input example is synthetic text; the secret key is never packed.
+        """
+        import mlflow.pyfunc
+        from mlflow.models import ModelSignature
+        from mlflow.types import ColSpec, Schema
+
+        from textsift.serving.model import EPSILON, EXAMPLE, ID, SPEC, TEXT, PrivatizerModel
+
+        signature = ModelSignature(
+            inputs=Schema([ColSpec("string", ID, required=False), ColSpec("string", TEXT)]),
+            outputs=Schema([ColSpec("string", ID), ColSpec("string", TEXT),
+                            ColSpec("double", EPSILON, required=False)]))
+        with tempfile.TemporaryDirectory() as tmp:
+            spec_path = Path(tmp) / "spec.json"
+            spec_path.write_text(spec_text, encoding="utf-8")
+            target = Path(tmp) / name
+            mlflow.pyfunc.save_model(
+                str(target), python_model=PrivatizerModel(),
+                artifacts={SPEC: str(spec_path), **{k: str(v) for k, v in folders.items()}},
+                signature=signature, input_example=EXAMPLE, pip_requirements=[f"textsift=={_version('textsift')}"])
+            self.client.log_artifacts(run_id, str(target), name)
+
     def register_model(self, name: str, run_id: str, artifact_path: str, tags: Mapping[str, str]) -> str:
         """A new version of registered model ``name`` from a model the run logged; returns the version."""
         from mlflow.exceptions import MlflowException

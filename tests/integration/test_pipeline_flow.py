@@ -121,14 +121,22 @@ def test_each_corpus_classifier_is_registered_with_a_signature_and_only_a_person
         with pytest.raises(ConfigError, match="did not pass the recommendation rule"):
             promote(tracker, "textsift-classifier", failing[0], result["parent_run_id"], "try")
     done = promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], "reviewed the report",
+                   accept_failing=True, by="tester", privatizer="textsift-privatizer")
+    assert done.privatizer_version is None  # DataSifterText is not served
+    served = promote(tracker, "textsift-classifier", "mdp", result["parent_run_id"], "then chose metric-DP",
+                     accept_failing=True, by="tester", privatizer="textsift-privatizer")
+    privatizer = client.get_model_version_by_alias("textsift-privatizer", "recommended")
+    assert str(privatizer.version) == served.privatizer_version and privatizer.tags["textsift.setting"] == "mdp"
+    done = promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], "reviewed the report",
                    accept_failing=True, by="tester")
     version = client.get_model_version_by_alias("textsift-classifier", "recommended")
-    assert str(version.version) == done.version == str(by_setting["ds"].version) and done.previous is None
+    assert str(version.version) == done.version == str(by_setting["ds"].version)
+    assert done.previous == served.version  # each move records what it replaced
     assert version.tags["textsift.promoted_by"] == "tester"
     assert version.tags["textsift.promotion_reason"] == "reviewed the report"
     history = [v for k, v in client.get_registered_model("textsift-classifier").tags.items()
                if k.startswith("textsift.promotion.")]
-    assert len(history) == 1 and '"setting": "ds"' in history[0]
+    assert len(history) >= 2 and any('"setting": "mdp"' in h for h in history)
     with pytest.raises(ConfigError, match="say why"):
         promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], " ")
     original = by_setting["original"]
@@ -343,3 +351,32 @@ def test_every_setting_has_a_ledger_of_what_each_document_spent(flow_run: dict) 
         else:
             assert ledger["epsilon"].isna().all() and metrics["ledger.dp"] == 0.0, name
     assert "Privacy spent per document" in (root / "reports/evaluate/report.html").read_text(encoding="utf-8")
+
+
+def test_each_served_setting_is_a_registered_privatizer_that_gives_the_pipelines_output(
+        flow_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``models:/textsift-privatizer/...`` privatizes new text as the pipeline did: same key, same ids, same bytes."""
+    import mlflow.pyfunc
+
+    from textsift import secret_key
+    from textsift.corpus import read_corpus
+    from textsift.errors import ConfigError
+
+    root, result = flow_run["root"], flow_run["result"]
+    client = MlflowClient(result["tracking_uri"])
+    versions = {v.tags["textsift.setting"]: v for v in client.search_model_versions("name = 'textsift-privatizer'")}
+    assert set(versions) == {"mdp", "mdp_det", "red"}  # DataSifterText calibrates over a corpus: not served
+    corpus = read_corpus(root / "data/ingest/corpus.parquet").head(25)
+    monkeypatch.delenv(secret_key.ENV, raising=False)
+    for setting in ("mdp", "mdp_det"):
+        local = client.download_artifacts(versions[setting].run_id, "privatizer", str(tmp_path / setting))
+        with pytest.raises(ConfigError, match="no secret key"):  # the key is never packed with the model
+            mlflow.pyfunc.load_model(local)
+        monkeypatch.setenv(secret_key.ENV, (root / secret_key.KEY_FILE).read_text().strip())
+        model = mlflow.pyfunc.load_model(local)
+        monkeypatch.delenv(secret_key.ENV)
+        assert model.metadata.get_input_schema().input_names() == ["id", "text"]
+        out = model.predict(pd.DataFrame({"id": corpus["doc_id"], "text": corpus["text"]}))
+        published = read_corpus(root / f"data/privatized/{setting}.parquet").set_index("doc_id")["text"]
+        assert list(out["text"]) == [published[i] for i in corpus["doc_id"]]
+        assert (out["epsilon"] > 0).all()  # metric-DP: the ε each document spent

@@ -68,8 +68,9 @@ def test_a_stage_reads_only_the_params_it_declares(tmp_path: Path) -> None:
     other = next(name for name in params.privatize.settings if name != setting)
     with pytest.raises(StageError, match=f"reads params key 'privatize.settings.{other}', which it does not declare"):
         _ = ctx.params.privatize.settings[other]
-    with pytest.raises(StageError, match="reads params key 'indexes.sources'"):
-        _ = ctx.params.indexes.sources
+    assert ctx.params.ingest.normalize == params.ingest.normalize  # declared: a part of a section
+    with pytest.raises(StageError, match="reads params key 'ingest.split'"):
+        _ = ctx.params.ingest.split
     with pytest.raises(StageError, match="reads params key 'evaluate'"):
         _ = ctx.params.evaluate.frontier
     with pytest.raises(AttributeError, match="read-only"):

@@ -27,10 +27,21 @@ def test_a_server_gets_a_clickable_run_link_and_sqlite_the_ui_recipe(tmp_path: P
 def test_the_frontier_becomes_a_table_of_rounded_aggregates(tmp_path: Path) -> None:
     (tmp_path / "reports/evaluate").mkdir(parents=True)
     (tmp_path / "reports/evaluate/frontier.csv").write_text(
-        "setting,mechanism,utility,leak_rate,leak_source,utility_drop,attacker_recall,pareto\n"
-        "red,redact,0.82812,0.006,gold spans,-0.008,0.0,True\n", encoding="utf-8")
+        "setting,mechanism,utility,leak_rate,leak_source,utility_drop,privacy_risk,passes,recommended,pareto\n"
+        "red,redact,0.82812,0.006,gold spans,-0.008,0.97,False,False,True\n", encoding="utf-8")
     table = frontier_table(tmp_path)
-    assert table[0] == "| setting | mechanism | utility | utility_drop | leak_rate | attacker_recall | pareto |"
-    assert table[2] == "| red | redact | 0.828 | -0.008 | 0.006 | 0.000 | True |"
+    assert table[0] == ("| setting | mechanism | utility | utility_drop | privacy_risk | leak_rate | passes | "
+                        "recommended | pareto |")
+    assert table[2] == "| red | redact | 0.828 | -0.008 | 0.970 | 0.006 | False | False | True |"
     text = summary_markdown(tmp_path, "run", "http://h:1", "1", "r")
     assert "[run](http://h:1/#/experiments/1/runs/r)" in text and table[2] in text
+
+
+def test_the_time_table_is_slowest_first_with_shares_and_a_total() -> None:
+    from flows.run_summary import stage_time_lines, stage_times
+
+    rows = stage_times({"ingest": 1.0, "evaluate": 3.0})
+    assert rows == [{"stage": "evaluate", "seconds": "3.0", "share": "75%"},
+                    {"stage": "ingest", "seconds": "1.0", "share": "25%"},
+                    {"stage": "(all stages)", "seconds": "4.0", "share": "100%"}]
+    assert stage_time_lines(rows)[0] == "  evaluate           3.0 s   75%"

@@ -8,7 +8,8 @@ corpus (same ids, labels and splits, row order kept: L* = L), the privacy metric
 for every mechanism, the quality suite, and atomic writes.
 
 Outputs: ``data/privatized/<setting>.parquet`` and ``metrics/privatize/<setting>.json``.
-The privatized corpus stays a DVC output; only aggregates go to MLflow.
+The privatized corpus stays a DVC output; only aggregates go to MLflow, and the setting itself, as a
+registered pyfunc privatizer (:mod:`textsift.stages.privatize_model`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from textsift.mechanisms.registry import mechanism
 from textsift.rng import Key
 from textsift.stages import StageContext
 from textsift.stages.privatize_attacks import outsider_metrics
+from textsift.stages.privatize_model import ship_privatizer
 from textsift.stages.resources import StageResources
 
 log = logging.getLogger("textsift")
@@ -101,5 +103,7 @@ def run(ctx: StageContext) -> None:
     ctx.write_metrics("privatize_metrics", metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.mechanism": setting.kind, "textsift.setting": key})
+    if ctx.params.tracking.log_models and implementation.per_document:
+        ship_privatizer(ctx, key, setting)
     log.info("privatize@%s: %d docs in %.1fs, %.1f%% tokens changed", key, len(texts), seconds,
              100 * metrics["privacy.token_change_fraction"])

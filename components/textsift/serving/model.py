@@ -1,0 +1,92 @@
+"""The MLflow pyfunc privatizer (``textsift-privatizer``): texts in, privatized texts out, the key from the env.
+
+This module imports mlflow (a pyfunc model subclasses ``mlflow.pyfunc.PythonModel``); the rest of the
+library reaches MLflow only through :mod:`textsift.tracking`, which saves and registers it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import mlflow.pyfunc
+import pandas as pd
+
+from textsift import secret_key
+from textsift.config import parse_params
+from textsift.errors import ConfigError, InputError
+from textsift.mechanisms.base import Documents
+from textsift.mechanisms.registry import mechanism
+from textsift.normalize import normalize_text
+from textsift.serving.resources import ServedResources
+
+SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
+TEXT, ID, EPSILON = "text", "id", "epsilon"
+EXAMPLE = pd.DataFrame({ID: ["example-1"], TEXT: ["Call Maria Lopez at 555-0100 about the invoice."]})  # synthetic
+
+
+def _plain(value: Any) -> Any:
+    """A params model (a value of a dict-valued params key) as JSON data."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    raise TypeError(f"not params data: {type(value).__name__}")
+
+
+def spec(setting_name: str, declared: dict[str, Any]) -> str:
+    """The spec artifact's text: the setting served and the params its stage declares (flat, as logged)."""
+    return json.dumps({"setting": setting_name, "params": declared}, sort_keys=True, default=_plain)
+
+
+def _nested(flat: dict[str, Any]) -> dict[str, Any]:
+    """Dotted keys back into params.yaml's nesting (the keys not given keep their defaults when parsed)."""
+    out: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        node = out
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def _ids(frame: pd.DataFrame) -> list[str]:
+    """The request's ids, or a digest of each text (a draw is keyed by id: the same text, the same output)."""
+    if ID in frame:
+        return [str(i) for i in frame[ID]]
+    return ["text#" + hashlib.blake2b(str(t).encode(), digest_size=8).hexdigest() for t in frame[TEXT]]
+
+
+class PrivatizerModel(mlflow.pyfunc.PythonModel):
+    """One privatize setting as a pyfunc model (see :mod:`textsift.serving`)."""
+
+    def load_context(self, context: Any) -> None:
+        """Read the spec, the packed folders and the secret key (``TEXTSIFT_SECRET_KEY``, never packed)."""
+        packed = json.loads(Path(context.artifacts[SPEC]).read_text(encoding="utf-8"))
+        self.params = parse_params(_nested(packed["params"]))
+        self.setting = self.params.privatize.settings[packed["setting"]]
+        self.mechanism = mechanism(self.setting.kind)
+        if not self.mechanism.per_document:
+            raise ConfigError(f"{self.setting.kind} privatizes a corpus at once (METHODS.md); it is not served")
+        if not os.environ.get(secret_key.ENV):
+            raise ConfigError(f"no secret key: set ${secret_key.ENV} to the project's key (`textsift key show` "
+                              "names its fingerprint) before loading the privatizer")
+        self.key = secret_key.load(Path("."))
+        self.resources = ServedResources(self.params, {k: Path(v) for k, v in context.artifacts.items() if k != SPEC})
+
+    def predict(self, context: Any, model_input: pd.DataFrame, params: dict[str, Any] | None = None
+                ) -> pd.DataFrame:
+        """Privatize every row's ``text`` (normalized as ingest does), keyed by its ``id``; rows keep their order."""
+        if TEXT not in model_input:
+            raise InputError(f"the input needs a {TEXT!r} column (and optionally {ID!r})")
+        ids = _ids(model_input)
+        texts = [normalize_text(str(t), (), self.params.ingest.normalize)[0] for t in model_input[TEXT]]
+        docs = Documents(texts, ids, [[] for _ in texts])
+        out, _ = self.mechanism.privatize(docs, self.setting, self.resources, self.key)
+        frame = pd.DataFrame({ID: ids, TEXT: out})
+        spent = getattr(self.mechanism, "spent", None)
+        if spent is not None:
+            frame[EPSILON] = spent(docs, self.setting, self.resources)
+        return frame
