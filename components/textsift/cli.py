@@ -197,6 +197,46 @@ def promote(
 
 
 @app.command()
+def serve(
+    model: str = typer.Option("models:/textsift-privatizer@recommended", help="the privatizer to serve"),
+    host: str = typer.Option("127.0.0.1"),
+    port: int = typer.Option(8080),
+    token_env: str = typer.Option("TEXTSIFT_SERVE_TOKEN", help="environment variable holding the bearer token"),
+    max_bytes: int = typer.Option(1_000_000, min=1, help="largest request body"),
+    max_records: int = typer.Option(1_000, min=1, help="most records in one request (privatized as one batch)"),
+    root: Path = typer.Option(Path("."), help="project folder (its MLflow store)"),
+    params: Path | None = typer.Option(None, help="params file (default <root>/params.yaml)"),
+) -> None:
+    """Serve a registered privatizer over HTTP: POST /privatize with a bearer token; GET /health and /metrics.
+
+    The secret key comes from $TEXTSIFT_SECRET_KEY (never from the model)."""
+    import os
+    import tempfile
+
+    import uvicorn
+
+    from textsift import secret_key
+    from textsift.serving.app import create_app
+    from textsift.serving.model import load_privatizer
+    from textsift.tracking import Tracker
+
+    try:
+        token = os.environ.get(token_env, "")
+        if len(token) < 16:
+            raise ConfigError(f"set ${token_env} to a bearer token of at least 16 characters")
+        tracker = Tracker(load_params(params or root / "params.yaml").tracking, root.resolve())
+        folder = tracker.download_model(model, Path(tempfile.mkdtemp(prefix="textsift-serve-")))
+        loaded, setting = load_privatizer(folder)
+        key = secret_key.load(root.resolve())
+        assert key is not None  # load_privatizer refused to load without one
+    except TextsiftError as err:
+        _fail(err)
+    typer.echo(f"serving {model} (setting {setting}, key {key.fingerprint}) on http://{host}:{port}/privatize")
+    uvicorn.run(create_app(loaded, token, setting, key.fingerprint, max_bytes, max_records), host=host, port=port,
+                log_level="warning")
+
+
+@app.command()
 def reveal(
     setting: str = typer.Option(..., help="a privatize setting with vault: true"),
     pseudonym: str = typer.Option(..., help="the stand-in to trace back (case-insensitive)"),

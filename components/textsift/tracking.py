@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from textsift.config import TrackingParams
+from textsift.errors import ConfigError
 from textsift.locks import exclusive, is_alive, process_identity
 
 PARENT_ENV = "TEXTSIFT_PARENT_RUN_ID"
@@ -202,6 +203,23 @@ class Tracker:
                 artifacts={SPEC: str(spec_path), **{k: str(v) for k, v in folders.items()}},
                 signature=signature, input_example=EXAMPLE, pip_requirements=[f"textsift=={_version('textsift')}"])
             self.client.log_artifacts(run_id, str(target), name)
+
+    def download_model(self, model_uri: str, dest: Path) -> Path:
+        """A registered model (``models:/name@alias`` or ``models:/name/version``) of this store, downloaded into
+        ``dest`` (resolved through this store's registry, never the process-wide one)."""
+        from mlflow.artifacts import download_artifacts
+        from mlflow.exceptions import MlflowException
+
+        reference = model_uri.removeprefix("models:/")
+        name, alias = reference.split("@", 1) if "@" in reference else (reference, None)
+        name, _, number = name.partition("/") if alias is None else (name, "", "")
+        try:
+            version = (self.client.get_model_version_by_alias(name, alias) if alias is not None
+                       else self.client.get_model_version(name, number))
+            return Path(download_artifacts(artifact_uri=version.source, dst_path=str(dest), tracking_uri=self.uri))
+        except MlflowException as err:
+            raise ConfigError(f"no model at {model_uri} in {self.uri} ({err.error_code}): has a setting been "
+                              "promoted (textsift promote)?") from None
 
     def register_model(self, name: str, run_id: str, artifact_path: str, tags: Mapping[str, str]) -> str:
         """A new version of registered model ``name`` from a model the run logged; returns the version."""

@@ -380,3 +380,63 @@ def test_each_served_setting_is_a_registered_privatizer_that_gives_the_pipelines
         published = read_corpus(root / f"data/privatized/{setting}.parquet").set_index("doc_id")["text"]
         assert list(out["text"]) == [published[i] for i in corpus["doc_id"]]
         assert (out["epsilon"] > 0).all()  # metric-DP: the ε each document spent
+
+
+def test_textsift_serve_answers_real_http_requests_with_the_pipelines_output_and_no_text_in_errors(
+        flow_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import threading
+    import time
+
+    import httpx
+    import uvicorn
+
+    from textsift import secret_key
+    from textsift.config import load_params
+    from textsift.corpus import read_corpus
+    from textsift.serving.app import create_app
+    from textsift.serving.model import load_privatizer
+    from textsift.tracking import Tracker
+
+    root, result = flow_run["root"], flow_run["result"]
+    tracker = Tracker(load_params(root / "params.yaml").tracking, root)
+    version = next(v for v in MlflowClient(result["tracking_uri"]).search_model_versions(
+        "name = 'textsift-privatizer'") if v.tags["textsift.setting"] == "mdp")
+    folder = tracker.download_model(f"models:/textsift-privatizer/{version.version}", tmp_path / "model")
+    monkeypatch.setenv(secret_key.ENV, (root / secret_key.KEY_FILE).read_text().strip())
+    model, setting = load_privatizer(folder)
+    token = "t" * 32
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(model, token, setting, "fp", max_bytes=4000), host="127.0.0.1",
+                                           port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.05)
+        url, auth = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {token}"}
+        corpus = read_corpus(root / "data/ingest/corpus.parquet").head(5)
+        records = [{"id": i, "text": t} for i, t in zip(corpus["doc_id"], corpus["text"], strict=True)]
+        answer = httpx.post(f"{url}/privatize", json={"records": records}, headers=auth, timeout=60)
+        assert answer.status_code == 200
+        published = read_corpus(root / "data/privatized/mdp.parquet").set_index("doc_id")["text"]
+        assert [r["text"] for r in answer.json()["records"]] == [published[i] for i in corpus["doc_id"]]
+        secret_text = "Maria Lopez lives at 12 Elm Street"
+        refused = {
+            401: httpx.post(f"{url}/privatize", json={"records": [{"text": secret_text}]}, timeout=30),
+            413: httpx.post(f"{url}/privatize", json={"records": [{"text": secret_text * 200}]}, headers=auth,
+                            timeout=30),
+            400: httpx.post(f"{url}/privatize", content=b"{" + secret_text.encode(), headers=auth, timeout=30),
+            422: httpx.post(f"{url}/privatize", json={"records": [{"txt": secret_text}]}, headers=auth, timeout=30),
+        }
+        for status, response in refused.items():
+            assert response.status_code == status and "Maria" not in response.text, (status, response.text)
+        assert httpx.get(f"{url}/health", timeout=30).json() == {"status": "ok", "setting": "mdp",
+                                                                  "key_fingerprint": "fp"}
+        metrics = httpx.get(f"{url}/metrics", timeout=30).text
+        assert "textsift_documents_total 5" in metrics and 'textsift_requests_total{status="401"} 1' in metrics
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

@@ -66,7 +66,8 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         """Read the spec, the packed folders and the secret key (``TEXTSIFT_SECRET_KEY``, never packed)."""
         packed = json.loads(Path(context.artifacts[SPEC]).read_text(encoding="utf-8"))
         self.params = parse_params(_nested(packed["params"]))
-        self.setting = self.params.privatize.settings[packed["setting"]]
+        self.setting_name = packed["setting"]
+        self.setting = self.params.privatize.settings[self.setting_name]
         self.mechanism = mechanism(self.setting.kind)
         if not self.mechanism.per_document:
             raise ConfigError(f"{self.setting.kind} privatizes a corpus at once (METHODS.md); it is not served")
@@ -90,3 +91,9 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         if spent is not None:
             frame[EPSILON] = spent(docs, self.setting, self.resources)
         return frame
+
+
+def load_privatizer(folder: Path) -> tuple[Any, str]:
+    """A downloaded privatizer loaded (the key from the environment) and the name of the setting it serves."""
+    model = mlflow.pyfunc.load_model(str(folder))
+    return model, model.unwrap_python_model().setting_name

@@ -1,0 +1,128 @@
+"""``textsift serve``: the registered privatizer over HTTP, with the CLI's error contract.
+
+``POST /privatize`` takes ``{"records": [{"id": ..., "text": ...}, ...]}`` (``id`` optional: without it a
+document is keyed by a digest of its text) and answers ``{"records": [{"id", "text"[, "epsilon"]}]}`` in the
+same order, all records of a request privatized in one batch. Every request needs ``Authorization: Bearer
+<token>``. A body over ``max_bytes`` is refused (413) before it is parsed, more than ``max_records`` records
+too (413); a body that is not such JSON gets 400 and a record without text 422 — each error names the problem
+(and, for a record, its position), never the text. ``GET /health`` says which setting is served and with which
+key (its fingerprint); ``GET /metrics`` gives request, document and error counts and the time spent, in the
+Prometheus text format.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from textsift.errors import TextsiftError
+
+MAX_BYTES = 1_000_000
+MAX_RECORDS = 1_000
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class _Counters:
+    """What ``/metrics`` reports: requests by status, documents privatized, seconds spent privatizing."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.requests: Counter[int] = Counter()
+        self.documents = 0
+        self.seconds = 0.0
+
+    def prometheus(self) -> str:
+        with self.lock:
+            lines = ["# TYPE textsift_requests_total counter"]
+            lines += [f'textsift_requests_total{{status="{code}"}} {n}' for code, n in sorted(self.requests.items())]
+            lines += ["# TYPE textsift_documents_total counter", f"textsift_documents_total {self.documents}",
+                      "# TYPE textsift_privatize_seconds_total counter",
+                      f"textsift_privatize_seconds_total {self.seconds:.6f}"]
+        return "\n".join(lines) + "\n"
+
+
+def _records(body: bytes, max_records: int) -> list[dict[str, str]] | JSONResponse:
+    """The request's records, or the error response that says what is wrong with them (never their text)."""
+    try:
+        payload = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _error(400, "the body is not JSON: send {\"records\": [{\"id\": ..., \"text\": ...}]}")
+    records = payload.get("records") if isinstance(payload, dict) else None
+    if not isinstance(records, list) or not records:
+        return _error(400, "the body needs a non-empty list \"records\"")
+    if len(records) > max_records:
+        return _error(413, f"{len(records)} records in one request; at most {max_records}")
+    out = []
+    for position, record in enumerate(records):
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str) or not record["text"].strip():
+            return _error(422, f"record {position}: needs a non-empty string \"text\"")
+        if "id" in record and not isinstance(record["id"], str | int):
+            return _error(422, f"record {position}: \"id\" must be a string or an integer")
+        out.append(record)
+    return out
+
+
+def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes: int = MAX_BYTES,
+               max_records: int = MAX_RECORDS) -> FastAPI:
+    """The HTTP app around a loaded privatizer (``model.predict(frame)``, :mod:`textsift.serving.model`)."""
+    if len(token) < 16:
+        raise ValueError("the serving token must have at least 16 characters")
+    app = FastAPI(title="textsift privatizer", docs_url=None, redoc_url=None, openapi_url=None)
+    counters = _Counters()
+    expected = f"Bearer {token}".encode()
+
+    def finish(response: Any) -> Any:
+        with counters.lock:
+            counters.requests[response.status_code] += 1
+        return response
+
+    @app.get("/health")
+    def health() -> dict[str, str]:
+        return {"status": "ok", "setting": setting, "key_fingerprint": fingerprint}
+
+    @app.get("/metrics")
+    def metrics() -> PlainTextResponse:
+        return PlainTextResponse(counters.prometheus())
+
+    @app.post("/privatize")
+    async def privatize(request: Request) -> Any:
+        if not hmac.compare_digest(request.headers.get("authorization", "").encode(), expected):
+            return finish(_error(401, "missing or wrong bearer token"))
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > max_bytes):
+            return finish(_error(413, f"the body is over {max_bytes} bytes"))
+        body = b""
+        async for piece in request.stream():
+            body += piece
+            if len(body) > max_bytes:
+                return finish(_error(413, f"the body is over {max_bytes} bytes"))
+        records = _records(body, max_records)
+        if isinstance(records, JSONResponse):
+            return finish(records)
+        frame = pd.DataFrame({"text": [r["text"] for r in records]})
+        if any("id" in r for r in records):
+            if not all("id" in r for r in records):
+                return finish(_error(422, "give every record an \"id\", or none"))
+            frame.insert(0, "id", [str(r["id"]) for r in records])
+        started = time.perf_counter()
+        try:
+            out = model.predict(frame)
+        except TextsiftError as err:
+            return finish(_error(422, f"{type(err).__name__}: {err}"))
+        with counters.lock:
+            counters.documents += len(records)
+            counters.seconds += time.perf_counter() - started
+        return finish(JSONResponse({"records": out.to_dict(orient="records")}))
+
+    return app
