@@ -1,0 +1,89 @@
+"""Serving figure: `textsift serve` of a registered privatizer, requests per second and memory over many requests.
+
+Needs a project whose pipeline has run (``--serve-root``, default ``.``: after ``make run``): the latest version
+of ``textsift-privatizer`` for ``--serve-setting`` is served by a real ``textsift serve`` process on 127.0.0.1
+(the project's key from its key file, passed through the environment as a deployment would). One client sends
+``--serve-requests`` requests one after another (keep-alive), each one synthetic demo text cut to 500
+characters; the figure is requests per second, with the server's resident memory after the first 1,000
+requests and at the end (bounded memory: the two should match).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+
+from bench.harness import Figure, cpu_device
+from textsift import secret_key
+from textsift.config import DemoCorpusParams, load_params
+from textsift.demo import generate_demo
+from textsift.tracking import Tracker
+
+TOKEN = "bench-token-" + "x" * 20
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--serve-root", type=Path, default=Path("."), help="a project whose pipeline has run")
+    parser.add_argument("--serve-setting", default="redact_pseudonyms", help="the served setting")
+    parser.add_argument("--serve-requests", type=int, default=10_000)
+
+
+def _text(chars: int = 500) -> str:
+    docs = generate_demo(DemoCorpusParams(n_docs=10), seed=5)
+    return " ".join(d.text for d in docs)[:chars]
+
+
+def figures(args: argparse.Namespace) -> list[Figure]:
+    root = args.serve_root.resolve()
+    params = load_params(root / "params.yaml")
+    versions = [v for v in Tracker(params.tracking, root).model_versions(params.tracking.registered_privatizer)
+                if v["tags"].get("textsift.setting") == args.serve_setting]
+    if not versions:
+        print(f"serve: no {params.tracking.registered_privatizer} version for {args.serve_setting} in {root}; skipped")
+        return []
+    version = max(versions, key=lambda v: int(v["version"]))["version"]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "TEXTSIFT_SERVE_TOKEN": TOKEN,
+           secret_key.ENV: (root / secret_key.KEY_FILE).read_text(encoding="utf-8").strip()}
+    server = subprocess.Popen([sys.executable, "-m", "textsift", "serve", "--root", str(root), "--port", str(port),
+                               "--model", f"models:/{params.tracking.registered_privatizer}/{version}"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        url, headers = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {TOKEN}"}
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                httpx.get(f"{url}/health", timeout=5).raise_for_status()
+                break
+            except httpx.HTTPError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"textsift serve did not start:\n{server.stderr.read()[-2000:]}") from None
+                time.sleep(0.5)
+        body = {"records": [{"id": "bench-1", "text": _text()}]}
+        rss_1k = 0.0
+        with httpx.Client(headers=headers, timeout=60) as client:
+            client.post(f"{url}/privatize", json=body).raise_for_status()  # the detector's first call
+            started = time.perf_counter()
+            for i in range(args.serve_requests):
+                client.post(f"{url}/privatize", json=body).raise_for_status()
+                if i == 999:
+                    rss_1k = psutil.Process(server.pid).memory_info().rss / 2**20
+            seconds = time.perf_counter() - started
+        rss_end = psutil.Process(server.pid).memory_info().rss / 2**20
+    finally:
+        server.terminate()
+        server.wait(30)
+    return [Figure("serve.requests_per_s", round(args.serve_requests / seconds, 1), "requests/s", cpu_device(),
+                   {"setting": args.serve_setting, "requests": args.serve_requests, "text_chars": 500,
+                    "rss_mib_after_1000": round(rss_1k, 1), "rss_mib_at_end": round(rss_end, 1),
+                    "seconds": round(seconds, 1)})]
