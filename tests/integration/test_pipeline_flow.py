@@ -123,10 +123,10 @@ def test_each_corpus_classifier_is_registered_with_a_signature_and_only_a_person
     done = promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], "reviewed the report",
                    accept_failing=True, by="tester", privatizer="textsift-privatizer")
     assert done.privatizer_version is None  # DataSifterText is not served
-    served = promote(tracker, "textsift-classifier", "mdp", result["parent_run_id"], "then chose metric-DP",
+    served = promote(tracker, "textsift-classifier", "red", result["parent_run_id"], "then chose redaction",
                      accept_failing=True, by="tester", privatizer="textsift-privatizer")
     privatizer = client.get_model_version_by_alias("textsift-privatizer", "recommended")
-    assert str(privatizer.version) == served.privatizer_version and privatizer.tags["textsift.setting"] == "mdp"
+    assert str(privatizer.version) == served.privatizer_version and privatizer.tags["textsift.setting"] == "red"
     done = promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], "reviewed the report",
                    accept_failing=True, by="tester")
     version = client.get_model_version_by_alias("textsift-classifier", "recommended")
@@ -136,7 +136,7 @@ def test_each_corpus_classifier_is_registered_with_a_signature_and_only_a_person
     assert version.tags["textsift.promotion_reason"] == "reviewed the report"
     history = [v for k, v in client.get_registered_model("textsift-classifier").tags.items()
                if k.startswith("textsift.promotion.")]
-    assert len(history) >= 2 and any('"setting": "mdp"' in h for h in history)
+    assert len(history) >= 2 and any('"setting": "red"' in h for h in history)
     with pytest.raises(ConfigError, match="say why"):
         promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], " ")
     original = by_setting["original"]
@@ -353,9 +353,29 @@ def test_every_setting_has_a_ledger_of_what_each_document_spent(flow_run: dict) 
     assert "Privacy spent per document" in (root / "reports/evaluate/report.html").read_text(encoding="utf-8")
 
 
-def test_each_served_setting_is_a_registered_privatizer_that_gives_the_pipelines_output(
+def _adhoc_privatized(flow_run: dict, tmp_path: Path, setting: str, corpus: pd.DataFrame) -> list[str]:
+    """What `textsift privatize` writes for these ids and texts (a file without spans) in the flow's project."""
+    from typer.testing import CliRunner
+
+    from textsift.cli import app
+
+    source, out = tmp_path / f"{setting}.in.jsonl", tmp_path / f"{setting}.out.jsonl"
+    corpus[["doc_id", "text", "label"]].to_json(source, orient="records", lines=True)
+    root = flow_run["root"]
+    result = CliRunner().invoke(app, ["privatize", "--input", str(source), "--setting", setting, "--output", str(out),
+                                      "--root", str(root), "--id-field", "doc_id"])
+    assert result.exit_code == 0, result.output
+    return pd.read_json(out, lines=True).set_index("doc_id").loc[list(corpus["doc_id"]), "text"].tolist()
+
+
+def _latest_privatizer(client: MlflowClient, setting: str) -> Any:
+    return max((v for v in client.search_model_versions("name = 'textsift-privatizer'")
+                if v.tags["textsift.setting"] == setting), key=lambda v: int(v.version))
+
+
+def test_each_served_setting_is_a_registered_privatizer_that_gives_textsift_privatizes_output(
         flow_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``models:/textsift-privatizer/...`` privatizes new text as the pipeline did: same key, same ids, same bytes."""
+    """``models:/textsift-privatizer/...`` privatizes new text as `textsift privatize` does: same key, ids, bytes."""
     import mlflow.pyfunc
 
     from textsift import secret_key
@@ -364,22 +384,23 @@ def test_each_served_setting_is_a_registered_privatizer_that_gives_the_pipelines
 
     root, result = flow_run["root"], flow_run["result"]
     client = MlflowClient(result["tracking_uri"])
-    versions = {v.tags["textsift.setting"]: v for v in client.search_model_versions("name = 'textsift-privatizer'")}
-    assert set(versions) == {"mdp", "mdp_det", "red"}  # DataSifterText calibrates over a corpus: not served
+    # DataSifterText calibrates over a corpus; metric-DP's index holds the corpus's own words: neither is shipped
+    assert {v.tags["textsift.setting"] for v in client.search_model_versions("name = 'textsift-privatizer'")} == {
+        "red"}
     corpus = read_corpus(root / "data/ingest/corpus.parquet").head(25)
+    expected = _adhoc_privatized(flow_run, tmp_path, "red", corpus)
+    local = client.download_artifacts(_latest_privatizer(client, "red").run_id, "privatizer", str(tmp_path / "m"))
     monkeypatch.delenv(secret_key.ENV, raising=False)
-    for setting in ("mdp", "mdp_det"):
-        local = client.download_artifacts(versions[setting].run_id, "privatizer", str(tmp_path / setting))
-        with pytest.raises(ConfigError, match="no secret key"):  # the key is never packed with the model
-            mlflow.pyfunc.load_model(local)
-        monkeypatch.setenv(secret_key.ENV, (root / secret_key.KEY_FILE).read_text().strip())
-        model = mlflow.pyfunc.load_model(local)
-        monkeypatch.delenv(secret_key.ENV)
-        assert model.metadata.get_input_schema().input_names() == ["id", "text"]
-        out = model.predict(pd.DataFrame({"id": corpus["doc_id"], "text": corpus["text"]}))
-        published = read_corpus(root / f"data/privatized/{setting}.parquet").set_index("doc_id")["text"]
-        assert list(out["text"]) == [published[i] for i in corpus["doc_id"]]
-        assert (out["epsilon"] > 0).all()  # metric-DP: the ε each document spent
+    with pytest.raises(ConfigError, match="no secret key"):  # the key is never packed with the model
+        mlflow.pyfunc.load_model(local)
+    monkeypatch.setenv(secret_key.ENV, (root / secret_key.KEY_FILE).read_text().strip())
+    model = mlflow.pyfunc.load_model(local)
+    assert model.metadata.get_input_schema().input_names() == ["id", "text"]
+    out = model.predict(pd.DataFrame({"id": corpus["doc_id"], "text": corpus["text"]}))
+    assert list(out["text"]) == expected and list(out["text"]) != list(corpus["text"])
+    packed = Path(local) / "artifacts"
+    assert not [f for f in packed.rglob("*") if f.is_file() and any(
+        t in f.read_bytes().decode("utf-8", "ignore") for t in corpus["text"])]  # no document inside the model
 
 
 def test_textsift_serve_answers_real_http_requests_with_the_pipelines_output_and_no_text_in_errors(
@@ -400,8 +421,7 @@ def test_textsift_serve_answers_real_http_requests_with_the_pipelines_output_and
 
     root, result = flow_run["root"], flow_run["result"]
     tracker = Tracker(load_params(root / "params.yaml").tracking, root)
-    version = next(v for v in MlflowClient(result["tracking_uri"]).search_model_versions(
-        "name = 'textsift-privatizer'") if v.tags["textsift.setting"] == "mdp")
+    version = _latest_privatizer(MlflowClient(result["tracking_uri"]), "red")
     folder = tracker.download_model(f"models:/textsift-privatizer/{version.version}", tmp_path / "model")
     monkeypatch.setenv(secret_key.ENV, (root / secret_key.KEY_FILE).read_text().strip())
     model, setting = load_privatizer(folder)
@@ -421,8 +441,7 @@ def test_textsift_serve_answers_real_http_requests_with_the_pipelines_output_and
         records = [{"id": i, "text": t} for i, t in zip(corpus["doc_id"], corpus["text"], strict=True)]
         answer = httpx.post(f"{url}/privatize", json={"records": records}, headers=auth, timeout=60)
         assert answer.status_code == 200
-        published = read_corpus(root / "data/privatized/mdp.parquet").set_index("doc_id")["text"]
-        assert [r["text"] for r in answer.json()["records"]] == [published[i] for i in corpus["doc_id"]]
+        assert [r["text"] for r in answer.json()["records"]] == _adhoc_privatized(flow_run, tmp_path, "red", corpus)
         secret_text = "Maria Lopez lives at 12 Elm Street"
         refused = {
             401: httpx.post(f"{url}/privatize", json={"records": [{"text": secret_text}]}, timeout=30),
@@ -433,7 +452,7 @@ def test_textsift_serve_answers_real_http_requests_with_the_pipelines_output_and
         }
         for status, response in refused.items():
             assert response.status_code == status and "Maria" not in response.text, (status, response.text)
-        assert httpx.get(f"{url}/health", timeout=30).json() == {"status": "ok", "setting": "mdp",
+        assert httpx.get(f"{url}/health", timeout=30).json() == {"status": "ok", "setting": "red",
                                                                   "key_fingerprint": "fp"}
         metrics = httpx.get(f"{url}/metrics", timeout=30).text
         assert "textsift_documents_total 5" in metrics and 'textsift_requests_total{status="401"} 1' in metrics

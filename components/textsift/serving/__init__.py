@@ -5,5 +5,7 @@ model whose input is a column of texts (and optional ids) and whose output is th
 DP mechanism, the ε each document spent), packed with the validated params and the models and indexes the
 setting needs (:mod:`textsift.serving.resources`). The secret key is never inside the model: it is read from
 ``TEXTSIFT_SECRET_KEY`` when the model is loaded, so the same key and ids give the bytes ``textsift privatize``
-gives. Corpus-wide mechanisms (DataSifterText, METHODS.md §1) are not served per request.
+gives. Corpus-wide mechanisms (DataSifterText, METHODS.md §1) are not served per request, and metric-DP is
+not served: its index holds the corpus's own input words, personal data included (a registered model is
+shared; the index is a local DVC output).
 """

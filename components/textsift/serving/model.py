@@ -69,8 +69,9 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         self.setting_name = packed["setting"]
         self.setting = self.params.privatize.settings[self.setting_name]
         self.mechanism = mechanism(self.setting.kind)
-        if not self.mechanism.per_document:
-            raise ConfigError(f"{self.setting.kind} privatizes a corpus at once (METHODS.md); it is not served")
+        if not (self.mechanism.per_document and getattr(self.mechanism, "servable", True)):
+            raise ConfigError(f"{self.setting.kind} is not served: it privatizes a corpus at once, or what it "
+                              "needs holds corpus text")
         if not os.environ.get(secret_key.ENV):
             raise ConfigError(f"no secret key: set ${secret_key.ENV} to the project's key (`textsift key show` "
                               "names its fingerprint) before loading the privatizer")

@@ -32,7 +32,7 @@ from textsift.mechanisms.registry import mechanism
 from textsift.rng import Key
 from textsift.stages import StageContext
 from textsift.stages.privatize_attacks import outsider_metrics
-from textsift.stages.privatize_model import ship_privatizer
+from textsift.stages.privatize_model import servable, ship_privatizer
 from textsift.stages.resources import StageResources
 
 log = logging.getLogger("textsift")
@@ -103,7 +103,7 @@ def run(ctx: StageContext) -> None:
     ctx.write_metrics("privatize_metrics", metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.mechanism": setting.kind, "textsift.setting": key})
-    if ctx.params.tracking.log_models and implementation.per_document:
+    if ctx.params.tracking.log_models and servable(implementation):
         ship_privatizer(ctx, key, setting)
     log.info("privatize@%s: %d docs in %.1fs, %.1f%% tokens changed", key, len(texts), seconds,
              100 * metrics["privacy.token_change_fraction"])

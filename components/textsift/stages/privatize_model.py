@@ -3,7 +3,8 @@
 Packs what the setting needs (``setting.needs()``: the detector, the fill-in model, the index) with the
 params the stage declares, logs the model under the stage's MLflow run and registers it as a version of
 ``tracking.registered_privatizer`` tagged with its setting and pipeline run; ``textsift promote`` moves its
-``recommended`` alias. A corpus-wide mechanism (DataSifterText) is not served per request, so not shipped.
+``recommended`` alias. A corpus-wide mechanism (DataSifterText) is not served per request, and metric-DP's
+index holds the corpus's own input words (personal data included), so neither is shipped (:func:`servable`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
 PACKED_MODELS = ("detector", "fill_in")
+
+
+def servable(implementation: object) -> bool:
+    """Whether a mechanism is shipped as a model: per-document, and nothing it packs holds corpus text."""
+    return bool(getattr(implementation, "per_document", False) and getattr(implementation, "servable", True))
 
 
 def packed_folders(ctx: StageContext, setting: Setting) -> dict[str, Path]:
