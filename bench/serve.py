@@ -44,17 +44,17 @@ def _text(chars: int = 500) -> str:
 def figures(args: argparse.Namespace) -> list[Figure]:
     root = args.serve_root.resolve()
     params = load_params(root / "params.yaml")
-    versions = [v for v in Tracker(params.tracking, root).model_versions(params.tracking.registered_privatizer)
-                if v["tags"].get("textsift.setting") == args.serve_setting]
-    if not versions:
-        print(f"serve: no {params.tracking.registered_privatizer} version for {args.serve_setting} in {root}; skipped")
+    latest = Tracker(params.tracking, root).latest_version(params.tracking.registered_privatizer, args.serve_setting)
+    key = secret_key.load(root)
+    if latest is None or key is None:
+        print(f"serve: no {params.tracking.registered_privatizer} version for {args.serve_setting} (or no key) in "
+              f"{root}; skipped")
         return []
-    version = max(versions, key=lambda v: int(v["version"]))["version"]
+    version = latest["version"]
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {**os.environ, "TEXTSIFT_SERVE_TOKEN": TOKEN,
-           secret_key.ENV: (root / secret_key.KEY_FILE).read_text(encoding="utf-8").strip()}
+    env = {**os.environ, "TEXTSIFT_SERVE_TOKEN": TOKEN, secret_key.ENV: key.material.hex()}
     server = subprocess.Popen([sys.executable, "-m", "textsift", "serve", "--root", str(root), "--port", str(port),
                                "--model", f"models:/{params.tracking.registered_privatizer}/{version}"],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

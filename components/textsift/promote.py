@@ -2,7 +2,8 @@
 
 The alias moves on the classifier registered for the setting and, when the setting is served, on its
 privatizer (``tracking.registered_privatizer``, :mod:`textsift.serving`): ``models:/textsift-privatizer@recommended``
-is the privatizer a team ships.
+is the privatizer a team ships. Promoting a setting that has no privatizer removes the privatizer's alias, so
+the two never name different settings.
 
 ``evaluate`` registers every corpus's model version and tags the one its rule proposes
 (:mod:`textsift.evaluation.recommend`) — it never moves the alias, so a scheduled run cannot change what
@@ -39,12 +40,6 @@ class Promotion:
     privatizer_version: str | None = None
 
 
-def _version_of(tracker: Tracker, name: str, setting: str, run_id: str) -> dict | None:
-    found = [v for v in tracker.model_versions(name) if v["tags"].get("textsift.setting") == setting
-             and run_id in (v["tags"].get("textsift.pipeline_run"), v["run_id"])]
-    return max(found, key=lambda v: int(v["version"])) if found else None
-
-
 def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
             accept_failing: bool = False, by: str | None = None, privatizer: str | None = None) -> Promotion:
     """Point ``name@recommended`` at the version ``setting`` got in pipeline run ``run_id``; record the move.
@@ -55,7 +50,7 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
     """
     if not reason.strip():
         raise ConfigError("promote: say why (--reason): every move of @recommended is recorded with its reason")
-    chosen = _version_of(tracker, name, setting, run_id)
+    chosen = tracker.latest_version(name, setting, run_id)
     if chosen is None:
         raise ConfigError(f"promote: no version of {name} for setting {setting!r} from run {run_id} "
                           "(the pipeline's parent run id, printed by `make run`)")
@@ -73,11 +68,13 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
                       version=chosen["version"])
     record = {"setting": setting, "version": chosen["version"], "run": run_id, "by": who, "reason": reason,
               "replaced": previous}
-    served = _version_of(tracker, privatizer, setting, run_id) if privatizer else None
+    served = tracker.latest_version(privatizer, setting, run_id) if privatizer else None
     if served is not None:
         tracker.set_model_alias(privatizer, ALIAS, served["version"])
         tracker.tag_model(privatizer, {"textsift.promoted_by": who, "textsift.promoted_at": when,
                                        "textsift.promotion_reason": reason}, version=served["version"])
-        record["privatizer_version"] = served["version"]
+    elif privatizer:  # the setting is not served (or its run shipped none): no privatizer may stay on another one
+        tracker.delete_alias(privatizer, ALIAS)
+    record["privatizer_version"] = served["version"] if served else None
     tracker.tag_model(name, {f"textsift.promotion.{when}": json.dumps(record)})
     return Promotion(name, setting, chosen["version"], previous, who, when, served["version"] if served else None)

@@ -182,10 +182,8 @@ STAGES: tuple[Stage, ...] = (
         summary="apply one named privacy setting to the corpus (DataSifterText, metric-DP or redact)",
         # detector: documents the detected file lacks (``textsift privatize`` on a new file) are detected on the spot
         reads=("key_fingerprint", "corpus", "detected", "detector", "fill_in", "index", "index_metrics"),
-        # tracking: the privatizer is registered; ingest.normalize: the served privatizer normalizes as ingest does;
-        # indexes.sources: its params validate (a setting names its index)
-        params=("seed", "device", "detection", "indexes.geometry", "indexes.sources", "ingest.normalize",
-                "tracking.log_models", "tracking.registered_privatizer"),
+        # ingest.normalize: the served privatizer (textsift.serving) normalizes requests as ingest does
+        params=("seed", "device", "detection", "indexes.geometry", "ingest.normalize"),
         gpu=True,
         foreach="privatize.settings",
         loads=implementation_modules(),

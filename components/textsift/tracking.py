@@ -83,6 +83,7 @@ class Tracker:
         from mlflow.tracking import MlflowClient
 
         self.root = root
+        self.params = params  # what to log and register (not stage params: they change no output)
         self.uri = resolve_uri(params, root)
         with _sqlite_store_lock(self.uri):  # the first use creates and migrates the database
             self.client = MlflowClient(tracking_uri=self.uri)
@@ -243,6 +244,18 @@ class Tracker:
         """Every version of registered model ``name``: ``version``, ``run_id`` and ``tags`` (none: [])."""
         return [{"version": str(v.version), "run_id": v.run_id, "tags": dict(v.tags)}
                 for v in self.client.search_model_versions(f"name = '{name}'")]
+
+    def latest_version(self, name: str, setting: str, run_id: str | None = None) -> dict[str, Any] | None:
+        """The newest version of ``name`` tagged with ``setting`` (registered by pipeline run ``run_id``, when
+        given: its ``textsift.pipeline_run`` tag or its own run), or None."""
+        found = [v for v in self.model_versions(name) if v["tags"].get("textsift.setting") == setting
+                 and (run_id is None or run_id in (v["tags"].get("textsift.pipeline_run"), v["run_id"]))]
+        return max(found, key=lambda v: int(v["version"])) if found else None
+
+    def delete_alias(self, name: str, alias: str) -> None:
+        """Remove ``alias`` of ``name`` (nothing when it is not set)."""
+        if self.alias_version(name, alias) is not None:
+            self.client.delete_registered_model_alias(name, alias)
 
     def alias_version(self, name: str, alias: str) -> str | None:
         """The version ``alias`` of ``name`` points at, or None."""

@@ -128,7 +128,8 @@ def test_each_corpus_classifier_is_registered_with_a_signature_and_only_a_person
     privatizer = client.get_model_version_by_alias("textsift-privatizer", "recommended")
     assert str(privatizer.version) == served.privatizer_version and privatizer.tags["textsift.setting"] == "red"
     done = promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], "reviewed the report",
-                   accept_failing=True, by="tester")
+                   accept_failing=True, by="tester", privatizer="textsift-privatizer")
+    assert tracker.alias_version("textsift-privatizer", "recommended") is None  # never left on another setting
     version = client.get_model_version_by_alias("textsift-classifier", "recommended")
     assert str(version.version) == done.version == str(by_setting["ds"].version)
     assert done.previous == served.version  # each move records what it replaced
@@ -368,9 +369,12 @@ def _adhoc_privatized(flow_run: dict, tmp_path: Path, setting: str, corpus: pd.D
     return pd.read_json(out, lines=True).set_index("doc_id").loc[list(corpus["doc_id"]), "text"].tolist()
 
 
-def _latest_privatizer(client: MlflowClient, setting: str) -> Any:
-    return max((v for v in client.search_model_versions("name = 'textsift-privatizer'")
-                if v.tags["textsift.setting"] == setting), key=lambda v: int(v.version))
+def _latest_privatizer(flow_run: dict, setting: str) -> dict[str, Any]:
+    from textsift.config import load_params
+    from textsift.tracking import Tracker
+
+    tracker = Tracker(load_params(flow_run["root"] / "params.yaml").tracking, flow_run["root"])
+    return tracker.latest_version("textsift-privatizer", setting)
 
 
 def test_each_served_setting_is_a_registered_privatizer_that_gives_textsift_privatizes_output(
@@ -389,7 +393,7 @@ def test_each_served_setting_is_a_registered_privatizer_that_gives_textsift_priv
         "red"}
     corpus = read_corpus(root / "data/ingest/corpus.parquet").head(25)
     expected = _adhoc_privatized(flow_run, tmp_path, "red", corpus)
-    local = client.download_artifacts(_latest_privatizer(client, "red").run_id, "privatizer", str(tmp_path / "m"))
+    local = client.download_artifacts(_latest_privatizer(flow_run, "red")["run_id"], "privatizer", str(tmp_path / "m"))
     monkeypatch.delenv(secret_key.ENV, raising=False)
     with pytest.raises(ConfigError, match="no secret key"):  # the key is never packed with the model
         mlflow.pyfunc.load_model(local)
@@ -419,10 +423,10 @@ def test_textsift_serve_answers_real_http_requests_with_the_pipelines_output_and
     from textsift.serving.model import load_privatizer
     from textsift.tracking import Tracker
 
-    root, result = flow_run["root"], flow_run["result"]
+    root = flow_run["root"]
     tracker = Tracker(load_params(root / "params.yaml").tracking, root)
-    version = _latest_privatizer(MlflowClient(result["tracking_uri"]), "red")
-    folder = tracker.download_model(f"models:/textsift-privatizer/{version.version}", tmp_path / "model")
+    version = _latest_privatizer(flow_run, "red")
+    folder = tracker.download_model(f"models:/textsift-privatizer/{version['version']}", tmp_path / "model")
     monkeypatch.setenv(secret_key.ENV, (root / secret_key.KEY_FILE).read_text().strip())
     model, setting = load_privatizer(folder)
     token = "t" * 32

@@ -70,7 +70,7 @@ class Mechanism(Protocol):
     "not DP"); a mechanism whose stand-ins can be traced back defines ``vault_entries`` (the pseudonym vault);
     ``additive_metrics`` names the metrics that are totals over documents, which a chunked run
     (:mod:`textsift.chunked`) sums — it averages every other metric over the chunks, weighted by documents;
-    ``servable = False`` keeps a per-document mechanism from being shipped as a model (:mod:`textsift.serving`).
+    ``servable(setting)`` says whether a setting ships as a model (:mod:`textsift.serving`; absent: never).
     """
 
     per_document: bool

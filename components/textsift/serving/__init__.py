@@ -9,3 +9,14 @@ gives. Corpus-wide mechanisms (DataSifterText, METHODS.md §1) are not served pe
 not served: its index holds the corpus's own input words, personal data included (a registered model is
 shared; the index is a local DVC output).
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def servable(implementation: Any, setting: Any) -> bool:
+    """Whether a setting ships as a model: a per-document mechanism whose packed resources hold no corpus text and
+    that protects something in a request (``servable(setting)``; redaction of gold spans protects nothing there)."""
+    check = getattr(implementation, "servable", None)
+    return bool(getattr(implementation, "per_document", False) and check is not None and check(setting))

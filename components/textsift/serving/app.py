@@ -4,14 +4,16 @@
 document is keyed by a digest of its text) and answers ``{"records": [{"id", "text"[, "epsilon"]}]}`` in the
 same order, all records of a request privatized in one batch. Every request needs ``Authorization: Bearer
 <token>``. A body over ``max_bytes`` is refused (413) before it is parsed, more than ``max_records`` records
-too (413); a body that is not such JSON gets 400 and a record without text 422 — each error names the problem
-(and, for a record, its position), never the text. ``GET /health`` says which setting is served and with which
-key (its fingerprint); ``GET /metrics`` gives request, document and error counts and the time spent, in the
-Prometheus text format.
+too (413); a body that is not such JSON gets 400, a record without text 422, a fault of the server 500 (its
+error class only) — each error names the problem (and, for a record, its position), never the text.
+Batches run one at a time off the event loop, so ``/health`` and ``/metrics`` answer during a long one.
+``GET /health`` says which setting is served and with which key (its fingerprint); ``GET /metrics`` gives
+request, document and error counts and the time spent, in the Prometheus text format.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import threading
@@ -22,8 +24,9 @@ from typing import Any
 import pandas as pd
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
+from starlette.concurrency import run_in_threadpool
 
-from textsift.errors import TextsiftError
+from textsift.errors import InputError
 
 MAX_BYTES = 1_000_000
 MAX_RECORDS = 1_000
@@ -67,7 +70,7 @@ def _records(body: bytes, max_records: int) -> list[dict[str, str]] | JSONRespon
     for position, record in enumerate(records):
         if not isinstance(record, dict) or not isinstance(record.get("text"), str) or not record["text"].strip():
             return _error(422, f"record {position}: needs a non-empty string \"text\"")
-        if "id" in record and not isinstance(record["id"], str | int):
+        if "id" in record and (not isinstance(record["id"], str | int) or isinstance(record["id"], bool)):
             return _error(422, f"record {position}: \"id\" must be a string or an integer")
         out.append(record)
     return out
@@ -81,6 +84,7 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
     app = FastAPI(title="textsift privatizer", docs_url=None, redoc_url=None, openapi_url=None)
     counters = _Counters()
     expected = f"Bearer {token}".encode()
+    predicting = asyncio.Lock()
 
     def finish(response: Any) -> Any:
         with counters.lock:
@@ -102,12 +106,15 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > max_bytes):
             return finish(_error(413, f"the body is over {max_bytes} bytes"))
-        body = b""
+        body = bytearray()
         async for piece in request.stream():
             body += piece
             if len(body) > max_bytes:
                 return finish(_error(413, f"the body is over {max_bytes} bytes"))
-        records = _records(body, max_records)
+        try:
+            records = _records(bytes(body), max_records)
+        except RecursionError:
+            return finish(_error(400, "the body nests too deeply"))
         if isinstance(records, JSONResponse):
             return finish(records)
         frame = pd.DataFrame({"text": [r["text"] for r in records]})
@@ -117,9 +124,12 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
             frame.insert(0, "id", [str(r["id"]) for r in records])
         started = time.perf_counter()
         try:
-            out = model.predict(frame)
-        except TextsiftError as err:
+            async with predicting:  # off the event loop (health and metrics stay answered), one batch at a time
+                out = await run_in_threadpool(model.predict, frame)
+        except InputError as err:
             return finish(_error(422, f"{type(err).__name__}: {err}"))
+        except Exception as err:  # noqa: BLE001 - a server fault: its class only, never a message that could hold text
+            return finish(_error(500, f"the privatizer failed ({type(err).__name__})"))
         with counters.lock:
             counters.documents += len(records)
             counters.seconds += time.perf_counter() - started

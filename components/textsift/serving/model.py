@@ -21,6 +21,7 @@ from textsift.errors import ConfigError, InputError
 from textsift.mechanisms.base import Documents
 from textsift.mechanisms.registry import mechanism
 from textsift.normalize import normalize_text
+from textsift.serving import servable
 from textsift.serving.resources import ServedResources
 
 SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
@@ -28,28 +29,14 @@ TEXT, ID, EPSILON = "text", "id", "epsilon"
 EXAMPLE = pd.DataFrame({ID: ["example-1"], TEXT: ["Call Maria Lopez at 555-0100 about the invoice."]})  # synthetic
 
 
-def _plain(value: Any) -> Any:
-    """A params model (a value of a dict-valued params key) as JSON data."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    raise TypeError(f"not params data: {type(value).__name__}")
-
-
-def spec(setting_name: str, declared: dict[str, Any]) -> str:
-    """The spec artifact's text: the setting served and the params its stage declares (flat, as logged)."""
-    return json.dumps({"setting": setting_name, "params": declared}, sort_keys=True, default=_plain)
-
-
-def _nested(flat: dict[str, Any]) -> dict[str, Any]:
-    """Dotted keys back into params.yaml's nesting (the keys not given keep their defaults when parsed)."""
-    out: dict[str, Any] = {}
-    for dotted, value in flat.items():
-        node = out
-        *parents, leaf = dotted.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return out
+def spec(setting_name: str, params: Any, fingerprint: str) -> str:
+    """The spec artifact's text: the setting served, the params serving reads (device, detection, ingest's
+    normalization) and the public fingerprint of the key its outputs were drawn with (never the key)."""
+    return json.dumps({"setting": setting_name, "key_fingerprint": fingerprint, "params": {
+        "seed": params.seed, "device": params.device, "detection": params.detection.model_dump(mode="json"),
+        "ingest": {"normalize": params.ingest.normalize.model_dump(mode="json")},
+        "privatize": {"settings": {setting_name: params.privatize.settings[setting_name].model_dump(mode="json")}},
+    }}, sort_keys=True)
 
 
 def _ids(frame: pd.DataFrame) -> list[str]:
@@ -65,17 +52,19 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
     def load_context(self, context: Any) -> None:
         """Read the spec, the packed folders and the secret key (``TEXTSIFT_SECRET_KEY``, never packed)."""
         packed = json.loads(Path(context.artifacts[SPEC]).read_text(encoding="utf-8"))
-        self.params = parse_params(_nested(packed["params"]))
+        self.params = parse_params(packed["params"])
         self.setting_name = packed["setting"]
         self.setting = self.params.privatize.settings[self.setting_name]
         self.mechanism = mechanism(self.setting.kind)
-        if not (self.mechanism.per_document and getattr(self.mechanism, "servable", True)):
-            raise ConfigError(f"{self.setting.kind} is not served: it privatizes a corpus at once, or what it "
-                              "needs holds corpus text")
+        if not servable(self.mechanism, self.setting):
+            raise ConfigError(f"{self.setting_name} ({self.setting.kind}) is not served (textsift.serving)")
         if not os.environ.get(secret_key.ENV):
             raise ConfigError(f"no secret key: set ${secret_key.ENV} to the project's key (`textsift key show` "
                               "names its fingerprint) before loading the privatizer")
         self.key = secret_key.load(Path("."))
+        if self.key is None or self.key.fingerprint != packed["key_fingerprint"]:
+            raise ConfigError(f"${secret_key.ENV} is not the key this privatizer was built with (fingerprint "
+                              f"{packed['key_fingerprint']}): its outputs would not be the pipeline's")
         self.resources = ServedResources(self.params, {k: Path(v) for k, v in context.artifacts.items() if k != SPEC})
 
     def predict(self, context: Any, model_input: pd.DataFrame, params: dict[str, Any] | None = None

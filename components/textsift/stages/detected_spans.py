@@ -21,9 +21,8 @@ import pyarrow.parquet as pq
 
 from textsift.corpus import Span, write_table
 from textsift.detection.recognizers.base import Detection
-from textsift.detection.recognizers.build import build_recognizers, run_recognizers
+from textsift.detection.recognizers.build import recognizer_set, run_recognizers
 from textsift.device import resolve_device
-from textsift.models.detector_io import load_detector
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
@@ -54,10 +53,9 @@ def read_detected(path: Path) -> dict[tuple[str, str], list[Detection]]:
 
 def detect_corpus(ctx: StageContext, texts: Sequence[str]) -> list[list[Detection]]:
     """The project's recognizer set (params ``detection``) over ``texts``."""
-    detector = None
-    if "model" in ctx.params.detection.recognizers:
-        detector = load_detector(ctx.model("detector"), resolve_device(ctx.params.device))
-    return run_recognizers(build_recognizers(ctx.params.detection, detector), texts, ctx.params.detection)
+    detection = ctx.params.detection
+    folder = ctx.model("detector") if "model" in detection.recognizers else None
+    return run_recognizers(recognizer_set(detection, folder, resolve_device(ctx.params.device)), texts, detection)
 
 
 def detected_spans(ctx: StageContext, corpus: pd.DataFrame, labels: Sequence[str] | None = None) -> list[list[Span]]:

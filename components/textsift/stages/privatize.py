@@ -30,9 +30,10 @@ from textsift.mechanisms.base import Documents
 from textsift.mechanisms.redact.vault import seal
 from textsift.mechanisms.registry import mechanism
 from textsift.rng import Key
+from textsift.serving import servable
 from textsift.stages import StageContext
 from textsift.stages.privatize_attacks import outsider_metrics
-from textsift.stages.privatize_model import servable, ship_privatizer
+from textsift.stages.privatize_model import ship_privatizer
 from textsift.stages.resources import StageResources
 
 log = logging.getLogger("textsift")
@@ -103,7 +104,7 @@ def run(ctx: StageContext) -> None:
     ctx.write_metrics("privatize_metrics", metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.mechanism": setting.kind, "textsift.setting": key})
-    if ctx.params.tracking.log_models and servable(implementation):
+    if ctx.tracker.params.log_models and servable(implementation, setting):
         ship_privatizer(ctx, key, setting)
     log.info("privatize@%s: %d docs in %.1fs, %.1f%% tokens changed", key, len(texts), seconds,
              100 * metrics["privacy.token_change_fraction"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from textsift.corpus import Span
 from textsift.detection.params import DetectionParams
@@ -27,6 +28,18 @@ def build_recognizers(params: DetectionParams, detector: Detector | None) -> lis
         else:
             out.append(SpacyRecognizer(params.spacy_pipeline))
     return out
+
+
+def recognizer_set(params: DetectionParams, detector_folder: Path | None, device: str) -> list[Recognizer]:
+    """:func:`build_recognizers` with the trained detector loaded from ``detector_folder`` when ``model`` is one."""
+    from textsift.models.detector_io import load_detector
+
+    detector = None
+    if "model" in params.recognizers:
+        if detector_folder is None:
+            raise ValueError("detection.recognizers names model, but no trained detector was given")
+        detector = load_detector(detector_folder, device)
+    return build_recognizers(params, detector)
 
 
 def run_recognizers(recognizers: Sequence[Recognizer], texts: Sequence[str], params: DetectionParams,

@@ -60,8 +60,6 @@ def load_privatizer(setting: MetricDPSetting, resources: Resources) -> MetricDPP
 
 per_document = True  # each word's noise is keyed by (key, document id, position)
 additive_metrics = ("tokens",)  # a total: a chunked run sums it
-servable = False  # its index holds the corpus's own input words, personal data included: a registered model
-# would publish them (textsift.serving); the privatized corpus and textsift privatize stay local
 
 
 def needs(setting: MetricDPSetting) -> tuple[tuple[str, str | None], ...]:

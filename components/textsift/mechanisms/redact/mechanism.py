@@ -17,6 +17,12 @@ per_document = True  # a stand-in is keyed by (key, document id, original string
 additive_metrics = ("spans_given", "regions_replaced")  # totals: a chunked run sums them
 
 
+def servable(setting: RedactSetting) -> bool:
+    """Shipped as a model unless it redacts gold spans only: a request carries none, so it would change nothing
+    (``both`` is served as ``detected``: what ``textsift privatize`` does to a file without spans)."""
+    return setting.spans != "gold"
+
+
 def needs(setting: RedactSetting) -> tuple[tuple[str, str | None], ...]:
     """The corpus, and the detector unless only gold spans are redacted."""
     return setting.needs()
