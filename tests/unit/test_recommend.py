@@ -80,3 +80,20 @@ def test_privacy_risk_is_the_worst_bound_and_ranking_puts_passing_settings_first
     assert list(out["setting"]) == ["mdp_eps50", "mdp_wide", "ds", "redact", "original"]
     assert out.set_index("setting").loc["original", "privacy_risk"] == 1.0
     assert out["recommended"].sum() == 1 and bool(out.set_index("setting").loc["mdp_eps50", "recommended"])
+
+
+def test_unmeasured_utility_or_privacy_never_passes_and_row_order_does_not_matter() -> None:
+    no_utility = {"utility": NAN, "utility_ci_low": NAN}
+    nothing_measured = {"leak_source": "unchanged-token share", "attacker_recall": NAN, "attacker_recall_ci_high": NAN,
+                        "interest_leak": NAN, "interest_leak_ci_high": NAN, "outsider_gain": NAN}
+    table = _rows(mdp_eps50=no_utility, mdp_wide=nothing_measured)
+    proposal = recommend(table, RecommendParams(), "u", 0.95)
+    verdicts = proposal.verdicts.set_index("setting")["verdict"]
+    assert proposal.setting is None
+    assert "utility not measured" in verdicts["mdp_eps50"]
+    assert "no privacy criterion could be measured" in verdicts["mdp_wide"]
+    reversed_rows = frontier_table(table.iloc[::-1].drop(columns="utility_drop"))
+    assert recommend(reversed_rows, RecommendParams(), "u", 0.95).setting is None
+    unscored = _rows(ds=no_utility)  # ds risks more than mdp_eps50 and has no utility: dominated, not Pareto
+    out = ranked(unscored, recommend(unscored, RecommendParams(), "u", 0.95)).set_index("setting")
+    assert not out.loc["ds", "pareto"] and out.loc["mdp_wide", "pareto"]

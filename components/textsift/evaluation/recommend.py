@@ -78,9 +78,9 @@ def privacy_risk(row: pd.Series) -> float:
 
 
 def utility_low(row: pd.Series) -> float:
-    """The setting's utility lower bound (its point value without an interval)."""
-    low = row.get("utility_ci_low")
-    return float(low) if _finite(low) else float(row["utility"])
+    """The setting's utility lower bound (its point value without an interval; NaN when neither was measured)."""
+    low, point = row.get("utility_ci_low"), row.get("utility")
+    return float(low) if _finite(low) else float(point) if _finite(point) else math.nan
 
 
 def rule_text(params: RecommendParams, utility_name: str, level: float) -> str:
@@ -101,6 +101,10 @@ def _failures(row: pd.Series, params: RecommendParams) -> tuple[list[str], list[
             skipped.append(criterion.key)
         elif value > ceiling:
             failed.append(f"{criterion.key} {value:.3f} > {ceiling:g}")
+    if len(skipped) == len(CRITERIA):
+        failed.append("no privacy criterion could be measured")
+    if not math.isfinite(utility_low(row)):
+        failed.append("utility not measured")
     if params.beats_majority:
         low, majority = row.get("accuracy_ci_low"), row.get("majority_accuracy")
         if _finite(low) and _finite(majority) and float(low) <= float(majority):
@@ -124,7 +128,8 @@ def recommend(table: pd.DataFrame, params: RecommendParams, utility_name: str, l
             r["verdict"] = f"recommended: passes every criterion, highest utility lower bound{note}"
         elif r["passes"]:
             assert chosen is not None
-            r["verdict"] = (f"passes, but its utility lower bound {r['utility_low']:.3f} is below "
+            lower = "is below" if r["utility_low"] < chosen["utility_low"] else "ties (lower privacy risk wins)"
+            r["verdict"] = (f"passes, but its utility lower bound {r['utility_low']:.3f} {lower} "
                             f"{chosen['utility_low']:.3f} ({chosen['setting']}){note}")
         else:
             r["verdict"] = "fails: " + "; ".join(r["failed"]) + note
@@ -143,8 +148,10 @@ def ranked(table: pd.DataFrame, recommendation: Recommendation) -> pd.DataFrame:
     merged.loc[reference, "verdict"] = "the original text (reference)"
     merged["passes"] = merged["passes"].astype(bool)
     merged["recommended"] = merged["setting"] == recommendation.setting
-    merged["pareto"] = pareto_flags(merged["utility_drop"].tolist(), merged["privacy_risk"].fillna(1.0).tolist())
-    good = merged[merged["passes"]].sort_values(["utility_low", "privacy_risk"], ascending=[False, True],
-                                                kind="stable")
+    # an unmeasured value is the worst, never a Pareto advantage (NaN compares False with everything)
+    merged["pareto"] = pareto_flags(merged["utility_drop"].fillna(math.inf).tolist(),
+                                    merged["privacy_risk"].fillna(1.0).tolist())
+    good = merged[merged["passes"]].sort_values(["utility_low", "privacy_risk", "setting"],
+                                                ascending=[False, True, True], kind="stable")  # recommend()'s order
     rest = merged[~merged["passes"]].sort_values(["privacy_risk", "utility"], ascending=[True, False], kind="stable")
     return pd.concat([good, rest]).reset_index(drop=True)
