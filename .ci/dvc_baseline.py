@@ -52,4 +52,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except Exception as err:  # noqa: BLE001 - a report: it must never stop CI before make test
+        print(f"DVC baseline: not reported ({type(err).__name__}: {err})")

@@ -2,36 +2,31 @@
 
 A flow killed with ``kill -9`` (or by the OOM killer, or a CI time limit) reports nothing: its flow run and
 the task runs it had started stay RUNNING in Prefect's database for good, and the UI shows a run in
-progress that will never end. The project's run record (:data:`textsift.locks.RUN_RECORD`) names the
-process and the flow run holding the project; a run that finds a record whose process is gone marks that
-flow run and its unfinished task runs CRASHED, as it marks the killed run's MLflow runs KILLED.
+progress that will never end. The project's run record names the flow run holding the project; the record
+a killed run leaves is kept (:func:`textsift.locks.take_killed_runs`) until the next flow run marks that flow
+run and its unfinished task runs CRASHED, as it marks the killed run's MLflow runs KILLED.
 """
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+from prefect.exceptions import ObjectNotFound
 from prefect.states import Crashed
 
-from textsift.locks import is_alive
-
 REASON = "its process died without reporting (killed); marked by the next run in the project"
-
-
-def crashed_flow_run(record: dict[str, Any]) -> str | None:
-    """The flow run of a run record whose process is gone (a killed run), else None."""
-    owner, flow_run_id = record.get("owner"), record.get("flow_run_id")
-    return flow_run_id if owner and flow_run_id and is_alive(owner) is False else None
 
 
 def mark_crashed(flow_run_id: str) -> int:
     """Mark the flow run and its unfinished task runs CRASHED; how many runs changed (0 if all had ended)."""
     marked = 0
     with get_client(sync_client=True) as client:
-        flow_run = client.read_flow_run(UUID(flow_run_id))
+        try:
+            flow_run = client.read_flow_run(UUID(flow_run_id))
+        except ObjectNotFound:  # another Prefect database (a temporary API's was reset): nothing to mark here
+            return 0
         if flow_run.state is None or not flow_run.state.is_final():
             client.set_flow_run_state(flow_run.id, Crashed(message=REASON), force=True)
             marked += 1

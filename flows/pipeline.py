@@ -40,7 +40,7 @@ from prefect.futures import wait  # noqa: E402
 from prefect.logging.handlers import APILogHandler  # noqa: E402
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 
-from flows.crashed import crashed_flow_run, mark_crashed  # noqa: E402
+from flows.crashed import mark_crashed  # noqa: E402
 from flows.notify import notify_failure  # noqa: E402
 from flows.run_summary import (  # noqa: E402
     ARTIFACT_KEY,
@@ -56,7 +56,7 @@ from textsift import secret_key  # noqa: E402
 from textsift.catalog import path as catalog_path  # noqa: E402
 from textsift.config import Params, flatten, load_params  # noqa: E402
 from textsift.errors import TextsiftError  # noqa: E402
-from textsift.locks import check_no_run, project_run, read_run_record  # noqa: E402
+from textsift.locks import check_no_run, project_run, take_killed_runs  # noqa: E402
 from textsift.registry import instances, upstream_instances  # noqa: E402
 from textsift.stages import run_stage  # noqa: E402
 from textsift.tracking import Tracker  # noqa: E402
@@ -183,14 +183,13 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
     params = load_params(params_file)
     if secret_block:
         use_secret_block(secret_block)
-    fingerprint = secret_key.ensure(root_path).fingerprint  # a fresh project's key, made before any stage
-    logger.info("secret key %s", fingerprint)
-    previous = read_run_record(root_path)  # a killed run's record stays behind
     with project_run(root_path, flow_run_id=str(runtime.flow_run.id)):
-        crashed = crashed_flow_run(previous)
-        if crashed:
-            logger.warning("%d Prefect runs of a killed earlier run (flow run %s) marked CRASHED",
-                           mark_crashed(crashed), crashed)
+        fingerprint = secret_key.ensure(root_path).fingerprint  # a fresh project's key, made before any stage
+        logger.info("secret key %s", fingerprint)
+        for left in take_killed_runs(root_path):
+            if left.get("flow_run_id"):
+                logger.warning("%d Prefect runs of a killed earlier run (flow run %s) marked CRASHED",
+                               mark_crashed(left["flow_run_id"]), left["flow_run_id"])
         tracker = Tracker(params.tracking, root_path)
         killed = tracker.end_orphaned_runs()
         if killed:

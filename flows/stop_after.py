@@ -22,8 +22,9 @@ class StageTimeLimitError(TimeoutError):
     """A stage ran past ``orchestration.stage_timeouts`` (a TimeoutError: the flow never retries it)."""
 
 
-def _raise_in(thread_id: int) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(StageTimeLimitError))
+def _raise_in(thread_id: int, exc: type[BaseException] | None) -> None:
+    """Queue ``exc`` for the thread's next Python step (None: withdraw one queued and not yet raised)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc else None)
 
 
 @contextmanager
@@ -38,7 +39,7 @@ def stop_after(seconds: float | None) -> Iterator[None]:
         with lock:
             if not state["done"]:
                 state["fired"] = True
-                _raise_in(thread_id)
+                _raise_in(thread_id, StageTimeLimitError)
 
     timer = threading.Timer(seconds, fire)
     timer.daemon = True
@@ -51,4 +52,6 @@ def stop_after(seconds: float | None) -> Iterator[None]:
     finally:
         with lock:
             state["done"] = True
+            if state["fired"]:  # fired as the block ended: withdraw it, or it lands in code after a finished stage
+                _raise_in(thread_id, None)
         timer.cancel()

@@ -1,7 +1,7 @@
 """Run a command in its own process group; when it ends, however it ends, stop what it left behind.
 
 ``make test`` runs pytest through this: a test killed at its time limit, or a worker that dies, can leave
-servers it started (Prefect's temporary API, ``mlflow server``, ``dvc repro``'s stage processes) running
+servers it started (Prefect's temporary API, ``dvc repro``'s stage processes) running
 for good. Everything the command started stays in its process group unless it asks for a new session, so
 terminating the group after the command exits stops them (SIGTERM, then SIGKILL after ``GRACE_S``).
 
@@ -46,6 +46,8 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     proc = subprocess.Popen(command, start_new_session=True)
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # a CI time limit stops us: stop the command, then reap
+        signal.signal(sig, lambda number, _frame: proc.send_signal(number))
     try:
         status = proc.wait()
     except KeyboardInterrupt:
@@ -53,7 +55,7 @@ def main(argv: list[str]) -> int:
         status = proc.wait()
     finally:
         reap(proc.pid)
-    return status
+    return status if status >= 0 else 128 - status  # killed by a signal: the shell's convention
 
 
 if __name__ == "__main__":

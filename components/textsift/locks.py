@@ -27,6 +27,7 @@ from textsift.errors import TextsiftError
 STATE_DIR = ".textsift"  # project-local state: caches, locks, the record of the running run
 RUN_LOCK = f"{STATE_DIR}/run.lock"
 RUN_RECORD = f"{STATE_DIR}/run.json"
+KILLED_RUNS = f"{STATE_DIR}/killed-runs.json"  # what killed runs' records said, until a flow run has handled them
 
 
 class RunInProgressError(TextsiftError):
@@ -102,8 +103,9 @@ def check_no_run(root: str | Path) -> None:
 def project_run(root: str | Path, **about: str) -> Iterator[dict]:
     """Hold the project's run lock; yield the run record (kept in ``RUN_RECORD`` while it runs).
 
-    ``about`` adds to the record (the Prefect flow run's id): a killed run's record stays behind, so the next
-    run can tell what the killed one left unfinished.
+    ``about`` adds to the record (the Prefect flow run's id). A record found under the lock was left by a run
+    that was killed (a finished run removes its own): it is moved to ``KILLED_RUNS``, whatever takes the lock
+    next (a flow, ``textsift stage``, an ad-hoc command), until a flow run handles it (:func:`take_killed_runs`).
 
     Raises:
         RunInProgressError: another run holds the lock; the message says which process.
@@ -111,9 +113,26 @@ def project_run(root: str | Path, **about: str) -> Iterator[dict]:
     root = Path(root)
     lock = _acquire_run_lock(root)
     try:
+        left = read_run_record(root)
+        if left:
+            (root / KILLED_RUNS).write_text(json.dumps([*_killed(root), left]), encoding="utf-8")
         record = {"owner": process_identity(), "started": time.time(), **about}
         (root / RUN_RECORD).write_text(json.dumps(record), encoding="utf-8")
         yield record
     finally:
         (root / RUN_RECORD).unlink(missing_ok=True)
         lock.release()
+
+
+def _killed(root: Path) -> list[dict]:
+    try:
+        return json.loads((root / KILLED_RUNS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+
+
+def take_killed_runs(root: str | Path) -> list[dict]:
+    """The records killed runs left (oldest first), removed as they are handed over; call holding the lock."""
+    found = _killed(Path(root))
+    (Path(root) / KILLED_RUNS).unlink(missing_ok=True)
+    return found

@@ -40,3 +40,16 @@ def test_without_the_reaper_the_server_outlives_its_parent() -> None:
         assert not _gone(server, within_s=1.0)
     finally:
         psutil.Process(server).kill()
+
+
+def test_a_terminated_reaper_stops_the_command_and_what_it_started() -> None:
+    """A CI time limit sends SIGTERM to the reaper: the test process and its server must not outlive it."""
+    import signal
+
+    reaper = subprocess.Popen([sys.executable, "-m", "tests.reap", "--", sys.executable, "-c",
+                               ORPHANING.replace("os._exit(3)", "import time; time.sleep(120)")],
+                              stdout=subprocess.PIPE, text=True)
+    server = int(reaper.stdout.readline())
+    reaper.send_signal(signal.SIGTERM)
+    assert reaper.wait(timeout=30) != 0
+    assert _gone(server)
