@@ -21,9 +21,9 @@ from pathlib import Path
 import pandas as pd
 
 from textsift import secret_key
-from textsift.chunked import CHUNK_DOCS, ChunkWriter, Plan, Progress, chunks, combine_metrics, plan
+from textsift.chunked import CHUNK_DOCS, ChunkWriter, Progress, chunks, combine_metrics, plan
 from textsift.config import Params, SourceParams, load_params
-from textsift.corpus import Rejects, atomic_path, spans_to_python, write_table
+from textsift.corpus import atomic_path, spans_to_python, write_table
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.evaluation.utility import score, train_tfidf_logreg
@@ -31,12 +31,12 @@ from textsift.mechanisms.registry import mechanism
 from textsift.prerequisites import ensure
 from textsift.readers import read_records
 from textsift.registry import StageInstance, get_stage
-from textsift.split import SPLITS
 from textsift.stages import StageContext
 from textsift.stages.ingest import build_corpus, ingest_metrics
 from textsift.stages.privatize import privatize_corpus
+from textsift.stages.resources import StageResources
 from textsift.tracking import Tracker
-from textsift.validation import REASONS, check_reject_fraction, first_ids, validate_records
+from textsift.validation import check_reject_fraction, check_usable, validate_records
 
 log = logging.getLogger("textsift")
 OUTPUT_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}
@@ -61,10 +61,10 @@ def rejects_path(output: Path) -> Path:
     return output.with_name(f"{output.name}.rejects.parquet")
 
 
-def check_output(output: Path, input_path: Path) -> None:
+def check_output(output: Path, input_path: Path) -> tuple[str, bool]:
     """Fail before any work when the output cannot be written: bad suffix, the input itself,
-    or a parent folder that cannot be created or written to."""
-    output_format(output)
+    or a parent folder that cannot be created or written to; else its (format, gzipped)."""
+    named = output_format(output)
     if output.resolve() == input_path.resolve():
         raise InputError(f"{output}: the output would overwrite the input; choose another --output")
     if output.is_dir():
@@ -75,6 +75,7 @@ def check_output(output: Path, input_path: Path) -> None:
         raise InputError(f"cannot create the output folder {output.parent} ({err.strerror})") from None
     if not os.access(output.parent, os.W_OK):
         raise InputError(f"the output folder {output.parent} is not writable")
+    return named
 
 
 def load_file(
@@ -88,20 +89,13 @@ def load_file(
     """
     labelled = source.label_field is not None
     clean, rejected, total = validate_records(read_records(path, source), params.ingest, require_label=labelled)
-    counts = rejected.counts()
     if rejects is not None:
         write_table(rejected.to_table(), rejects)
-    where = f"; see {rejects}" if rejects is not None else ""
-    if total == 0 or not clean:
-        raise InputError(f"{path.name}: no usable records ({total} read; rejected by reason: {counts}; "
-                         f"first ids: {first_ids(rejected) or 'none'}{where})")
+    check_usable(path.name, rejected, total, len(clean), rejects)
     if rejects is not None:
         check_reject_fraction(rejected, total, params.ingest.max_reject_fraction, str(rejects))
-    if counts:
-        log.warning("%s: %d of %d records rejected %s; first ids: %s%s", path.name, sum(counts.values()), total,
-                    counts, first_ids(rejected), where)
     frame = build_corpus(clean, params.ingest.model_copy(update={"source": source}), params.seed)
-    return frame, ingest_metrics(frame, total, counts)
+    return frame, ingest_metrics(frame, total, rejected.counts())
 
 
 def read_file_corpus(path: Path, source: SourceParams, params: Params) -> pd.DataFrame:
@@ -141,13 +135,12 @@ def privatize_file(
         known = ", ".join(params.privatize.settings) or "none"
         raise ConfigError(f"no setting {setting_name!r} in privatize.settings of {params_path} ({known})")
     setting = params.privatize.settings[setting_name]
-    fmt, gzipped = output_format(output_path)
-    check_output(output_path, input_path)
+    fmt, gzipped = check_output(output_path, input_path)
     labelled, ingest = source.label_field is not None, params.ingest.model_copy(update={"source": source})
     log.info("reading %s", input_path.name)
     planned = plan(input_path, source, ingest, params.seed, labelled)
     write_table(planned.rejects.to_table(), rejects_path(output_path))
-    _check_usable(input_path, planned.rejects, planned.total, planned.accepted, rejects_path(output_path))
+    check_usable(input_path.name, planned.rejects, planned.total, planned.accepted, rejects_path(output_path))
     check_reject_fraction(planned.rejects, planned.total, params.ingest.max_reject_fraction,
                           str(rejects_path(output_path)))
     ensure(root, params, params_path, setting.needs())
@@ -158,51 +151,26 @@ def privatize_file(
     tracker = Tracker(params.tracking, root)
     run_id = tracker.start_run(f"privatize-file@{setting_name}", tags={"textsift.stage": "privatize_file"})
     ctx = StageContext(root, params, StageInstance(get_stage("privatize"), setting_name), tracker, run_id)
-    key = secret_key.ensure(root)  # the project's: a file privatized ad hoc is drawn like the pipeline's
-    ok, parts, split_counts = False, [], dict.fromkeys(SPLITS, 0)
+    # loaded once for every chunk: models, indexes, the detected-spans file
+    resources, key = StageResources(ctx), secret_key.ensure(root)  # the project's key, as the pipeline's draws
+    ok, parts = False, []
     progress = Progress(planned.accepted, f"privatize@{setting_name}")
     try:
-        with atomic_path(output_path) as tmp:
-            writer = ChunkWriter(tmp, fmt, gzipped)
-            try:
-                for chunk in chunks(input_path, source, ingest, labelled, planned.split_codes, chunk_docs):
-                    texts, chunk_metrics = privatize_corpus(chunk, setting, ctx, key)
-                    writer.append(output_columns(chunk.assign(text=texts), source))
-                    parts.append((len(chunk), chunk_metrics))
-                    for split, n in chunk["split"].value_counts().items():
-                        split_counts[split] += int(n)
-                    progress.advance(len(chunk))
-            finally:
-                writer.close()
-        metrics = {**combine_metrics(parts, getattr(implementation, "additive_metrics", ())),
-                   **_counts(planned, split_counts), "privatize.chunks": float(len(parts))}
+        with atomic_path(output_path) as tmp, ChunkWriter(tmp, fmt, gzipped) as writer:
+            for chunk in chunks(input_path, source, ingest, labelled, planned.split_codes, chunk_docs):
+                texts, chunk_metrics = privatize_corpus(chunk, setting, resources, key)
+                writer.append(output_columns(chunk.assign(text=texts), source))
+                parts.append((len(chunk), chunk_metrics))
+                progress.advance(len(chunk))
+        metrics = {**combine_metrics(parts, getattr(implementation, "additive_metrics", ()),
+                                     getattr(implementation, "metric_weight", None)),
+                   **planned.metrics(), "privatize.chunks": float(len(parts))}
         tracker.log_metrics(run_id, metrics)
         ok = True
     finally:
         progress.close()
         tracker.end_run(run_id, ok)
     log.info("privatized %d records in %.1fs", planned.accepted, time.perf_counter() - started)
-    return metrics
-
-
-def _check_usable(path: Path, rejects: Rejects, total: int, accepted: int, where: Path) -> None:
-    if total == 0 or not accepted:
-        raise InputError(f"{path.name}: no usable records ({total} read; rejected by reason: {rejects.counts()}; "
-                         f"first ids: {first_ids(rejects) or 'none'}; see {where})")
-    if rejects.rows:
-        log.warning("%s: %d of %d records rejected %s; first ids: %s; see %s", path.name, len(rejects.rows), total,
-                    rejects.counts(), first_ids(rejects), where)
-
-
-def _counts(planned: Plan, splits: dict[str, int]) -> dict[str, float]:
-    """ingest's count metrics for a streamed file (no spans or labels kept to count)."""
-    counts = planned.rejects.counts()
-    rejected = sum(counts.values())
-    metrics: dict[str, float] = {"docs.read": planned.total, "docs.accepted": planned.accepted,
-                                 "docs.rejected": rejected,
-                                 "docs.reject_fraction": rejected / planned.total if planned.total else 0.0}
-    metrics.update({f"rejected.{reason}": counts.get(reason, 0) for reason in REASONS})
-    metrics.update({f"split.{split}": n for split, n in splits.items() if n})
     return metrics
 
 

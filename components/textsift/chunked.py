@@ -34,9 +34,11 @@ from tqdm import tqdm
 
 from textsift.config import IngestParams, SourceParams
 from textsift.corpus import Rejects
+from textsift.errors import InputError
 from textsift.readers import read_records
 from textsift.split import SPLITS, assign_splits
-from textsift.validation import CleanRecord, Validator
+from textsift.stages.ingest import corpus_frame, count_metrics
+from textsift.validation import Validator
 
 log = logging.getLogger("textsift")
 CHUNK_DOCS = 10_000
@@ -44,29 +46,41 @@ CHUNK_DOCS = 10_000
 
 @dataclass
 class Plan:
-    """What the first pass learned: the rejects, how many records were read, each accepted record's split."""
+    """What the first pass learned: the rejects, how many records were read, each accepted record's split and the
+    counts ingest reports (spans, distinct labels, known interests)."""
 
     rejects: Rejects
     total: int
     split_codes: np.ndarray  # index into SPLITS, one per accepted record in input order
+    spans: int = 0
+    labels: int = 0
+    interests: int = 0
 
     @property
     def accepted(self) -> int:
         """How many records pass validation (the output's rows)."""
         return len(self.split_codes)
 
+    def metrics(self) -> dict[str, float]:
+        """Ingest's count metrics of the file (:func:`textsift.stages.ingest.count_metrics`)."""
+        splits = dict(zip(SPLITS, np.bincount(self.split_codes, minlength=len(SPLITS)).tolist(), strict=True))
+        return count_metrics(self.total, self.rejects.counts(), self.accepted, self.spans, self.labels,
+                             self.interests, splits)
+
 
 def plan(path: Path, source: SourceParams, ingest: IngestParams, seed: int, require_label: bool) -> Plan:
     """First pass: validate the file as a stream and draw the splits of its accepted records."""
     validator = Validator(ingest, require_label)
-    ids, labels, given = [], [], []
+    ids, labels, given, spans, interests = [], [], [], 0, 0
     for record in validator.stream(read_records(path, source)):
         ids.append(record.doc_id)
         labels.append(record.label)
         given.append(record.given_split)
+        spans += len(record.spans)
+        interests += record.interest is not None
     splits = assign_splits(ids, labels, ingest.split, seed, given if source.split_field else None)
     codes = np.fromiter((SPLITS.index(s) for s in splits), dtype=np.int8, count=len(splits))
-    return Plan(validator.rejects, validator.total, codes)
+    return Plan(validator.rejects, validator.total, codes, spans, len(set(labels)), interests)
 
 
 def chunks(path: Path, source: SourceParams, ingest: IngestParams, require_label: bool, split_codes: np.ndarray,
@@ -74,26 +88,18 @@ def chunks(path: Path, source: SourceParams, ingest: IngestParams, require_label
     """Second pass: the accepted records in corpus frames of at most ``chunk_docs`` rows, splits from the plan."""
     validator, batch, done = Validator(ingest, require_label), [], 0
     for record in validator.stream(read_records(path, source)):
+        if done + len(batch) == len(split_codes):
+            raise InputError(f"{path.name} changed while it was read: more records than its first pass accepted")
         batch.append(record)
         if len(batch) == chunk_docs:
-            yield _frame(batch, split_codes[done:done + len(batch)])
+            yield corpus_frame(batch, [SPLITS[c] for c in split_codes[done:done + len(batch)]])
             done, batch = done + len(batch), []
     if batch:
-        yield _frame(batch, split_codes[done:done + len(batch)])
+        yield corpus_frame(batch, [SPLITS[c] for c in split_codes[done:done + len(batch)]])
         done += len(batch)
-    if done != len(split_codes):  # the file changed between the passes
-        raise RuntimeError(f"the input changed while it was read: {done} records accepted, {len(split_codes)} planned")
-
-
-def _frame(records: list[CleanRecord], codes: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame({
-        "doc_id": [r.doc_id for r in records],
-        "text": [r.text for r in records],
-        "label": [r.label for r in records],
-        "split": [SPLITS[c] for c in codes],
-        "spans": [[{"start": s.start, "end": s.end, "label": s.label} for s in r.spans] for r in records],
-        "interest": [r.interest for r in records],
-    })
+    if done != len(split_codes):
+        raise InputError(f"{path.name} changed while it was read: {done} records accepted, {len(split_codes)} "
+                         "in its first pass")
 
 
 @dataclass
@@ -127,6 +133,12 @@ class ChunkWriter:
         else:
             frame.to_csv(self._handle, index=False, header=first, sep="," if self.fmt == "csv" else "\t")
 
+    def __enter__(self) -> ChunkWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """Flush and close the file."""
         self._stack.close()
@@ -155,10 +167,13 @@ class Progress:
         self._bar.close()
 
 
-def combine_metrics(parts: list[tuple[int, dict[str, float]]], additive: tuple[str, ...]) -> dict[str, float]:
+def combine_metrics(parts: list[tuple[int, dict[str, float]]], additive: tuple[str, ...],
+                    weight: str | None = None) -> dict[str, float]:
     """One set of metrics from per-chunk ones: totals (``additive``) summed, every other metric the mean of the
-    chunks' values weighted by their documents (a rate or fraction; a constant stays itself)."""
-    docs = sum(n for n, _ in parts)
+    chunks' values weighted by their documents, or by the chunk's metric ``weight`` (a per-token rate weighs by
+    tokens, so it equals the whole file's); a constant stays itself."""
+    weights = [float(m.get(weight, 0.0)) if weight else float(n) for n, m in parts]
     keys = dict.fromkeys(k for _, metrics in parts for k in metrics)
     return {k: float(sum(m.get(k, 0.0) for _, m in parts)) if k in additive
-            else float(sum(n * m.get(k, 0.0) for n, m in parts) / max(docs, 1)) for k in keys}
+            else float(sum(w * m.get(k, 0.0) for w, (_, m) in zip(weights, parts, strict=True)) / max(sum(weights), 1))
+            for k in keys}

@@ -16,6 +16,7 @@ from textsift.telemetry import disable_telemetry
 
 disable_telemetry()
 
+from textsift.chunked import CHUNK_DOCS  # noqa: E402
 from textsift.config import Params, load_params  # noqa: E402
 from textsift.errors import ConfigError, TextsiftError  # noqa: E402
 
@@ -295,7 +296,7 @@ def privatize(
     label_field: str = typer.Option("label", help="label column, or 'none' for unlabelled input"),
     id_field: str | None = typer.Option(None),
     spans_field: str | None = typer.Option(None),
-    chunk_docs: int = typer.Option(10_000, min=1, help="records privatized and written at a time (memory holds one "
+    chunk_docs: int = typer.Option(CHUNK_DOCS, min=1, help="records privatized and written at a time (memory holds one "
                                                        "chunk; DataSifterText takes the whole file at once)"),
 ) -> None:
     """Privatize any file with a named setting, reusing (or training) the pipeline's models.

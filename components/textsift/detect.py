@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -90,13 +91,20 @@ def detect_detailed(
         Per text, detections sorted by ``(start, end, label)`` (:class:`Detection`: offsets, type,
         confidence, recognizers).
     """
-    root = Path(root).resolve()
-    params_file = Path(params_path).resolve() if params_path else root / "params.yaml"
     if isinstance(texts, str):
         raise TypeError("detect() takes a sequence of texts, not one string: detect([text])")
+    recognizers, settings = _recognizers(root, params_path, device, batch_size, threshold)
+    return run_recognizers(recognizers, list(texts), settings, labels)
+
+
+def _recognizers(root: str | Path, params_path: str | Path | None, device: str | None, batch_size: int | None,
+                 threshold: float | None) -> tuple[list[Any], DetectionParams]:
+    """The project's recognizer set (its detector trained first when missing) and the detection params it runs at."""
+    root = Path(root).resolve()
+    params_file = Path(params_path).resolve() if params_path else root / "params.yaml"
     settings = detection_params(load_params(params_file).detection, threshold, batch_size)
     detector = _project_detector(root, params_file, device) if "model" in settings.recognizers else None
-    return run_recognizers(build_recognizers(settings, detector), list(texts), settings, labels)
+    return build_recognizers(settings, detector), settings
 
 
 def detect(
@@ -231,10 +239,11 @@ def detect_file(
     if longest > LONG_RECORD_CHARS:
         log.info("the longest record has %d characters: detection reads it in overlapping windows, one batch alone",
                  longest)
+    recognizers, settings = _recognizers(root, params_path, device, None, threshold)  # set up once, not per batch
     progress, spans = Progress(sum(map(len, texts)), "detect", unit="characters"), []
     try:
         for batch in _batches(texts, BATCH_CHARS):
-            spans += detect_detailed(batch, root, params_path, device, threshold=threshold, labels=labels)
+            spans += run_recognizers(recognizers, batch, settings, labels)
             progress.advance(sum(map(len, batch)))
     finally:
         progress.close()

@@ -150,6 +150,18 @@ def validate_records(
     return accepted, validator.rejects, validator.total
 
 
+def check_usable(name: str, rejects: Rejects, total: int, accepted: int, where: object = None) -> None:
+    """InputError when a file gave no usable record; else a warning with the rejects' counts and first ids.
+    ``where``: the rejects file, named in both."""
+    see = f"; see {where}" if where is not None else ""
+    if total == 0 or not accepted:
+        raise InputError(f"{name}: no usable records ({total} read; rejected by reason: {rejects.counts()}; "
+                         f"first ids: {first_ids(rejects) or 'none'}{see})")
+    if rejects.rows:
+        log.warning("%s: %d of %d records rejected %s; first ids: %s%s", name, len(rejects.rows), total,
+                    rejects.counts(), first_ids(rejects), see)
+
+
 def check_reject_fraction(rejects: Rejects, total: int, max_fraction: float, rejects_path: str) -> None:
     """Fail like ingest does when more than ``max_fraction`` of ``total`` records were rejected.
 

@@ -121,3 +121,28 @@ def test_combined_metrics_sum_totals_and_weight_the_rest_by_documents() -> None:
     parts = [(10, {"tokens": 100.0, "fraction": 0.5, "epsilon": 5.0}), (30, {"tokens": 200.0, "fraction": 0.1,
                                                                            "epsilon": 5.0})]
     assert combine_metrics(parts, ("tokens",)) == {"tokens": 300.0, "fraction": pytest.approx(0.2), "epsilon": 5.0}
+
+
+def test_a_streamed_file_reports_ingests_counts_and_loads_its_resources_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """spans.total, labels.distinct and interests.known came back with the stream; resources are built per file."""
+    from textsift.stages import resources as resources_module
+
+    params, source = _project(tmp_path, _docs(30))
+    built = []
+    real = resources_module.StageResources
+
+    class Counting(real):  # type: ignore[misc, valid-type]
+        def __init__(self, ctx: object) -> None:
+            built.append(1)
+            super().__init__(ctx)
+    monkeypatch.setattr(adhoc, "StageResources", Counting)
+    metrics = adhoc.privatize_file(source, tmp_path / "out.jsonl", "red", params, tmp_path, SRC, chunk_docs=7)
+    assert built == [1] and metrics["privatize.chunks"] == 5
+    assert metrics["spans.total"] == 30 and metrics["labels.distinct"] == 2 and metrics["interests.known"] == 0
+    assert sum(metrics[f"split.{s}"] for s in ("train", "validation", "test")) == 30
+
+
+def test_per_token_rates_are_weighted_by_tokens() -> None:
+    parts = [(10, {"tokens": 1000.0, "changed": 0.5}), (10, {"tokens": 100.0, "changed": 0.1})]
+    assert combine_metrics(parts, ("tokens",), weight="tokens")["changed"] == pytest.approx(510 / 1100)

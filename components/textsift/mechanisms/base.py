@@ -69,7 +69,8 @@ class Mechanism(Protocol):
     the ε each document spends (the privacy ledger, ``data/ledger/<setting>.parquet``; without it a setting is
     "not DP"); a mechanism whose stand-ins can be traced back defines ``vault_entries`` (the pseudonym vault);
     ``additive_metrics`` names the metrics that are totals over documents, which a chunked run
-    (:mod:`textsift.chunked`) sums — it averages every other metric over the chunks, weighted by documents;
+    (:mod:`textsift.chunked`) sums — it averages every other metric over the chunks, weighted by documents or by
+    the metric ``metric_weight`` names;
     ``servable(setting)`` says whether a setting ships as a model (:mod:`textsift.serving`; absent: never).
     """
 

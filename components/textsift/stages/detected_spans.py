@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -58,17 +58,24 @@ def detect_corpus(ctx: StageContext, texts: Sequence[str]) -> list[list[Detectio
     return run_recognizers(recognizer_set(detection, folder, resolve_device(ctx.params.device)), texts, detection)
 
 
-def detected_spans(ctx: StageContext, corpus: pd.DataFrame, labels: Sequence[str] | None = None) -> list[list[Span]]:
-    """The detected spans of each document of ``corpus`` (row order), of ``labels`` only when given."""
-    path = ctx.input("detected")
-    stored = read_detected(path) if path.exists() else {}
+def detected_spans(ctx: StageContext, corpus: pd.DataFrame, labels: Sequence[str] | None = None,
+                   stored: dict[tuple[str, str], list[Detection]] | None = None,
+                   detect: Callable[[Sequence[str]], list[list[Detection]]] | None = None) -> list[list[Span]]:
+    """The detected spans of each document of ``corpus`` (row order), of ``labels`` only when given.
+
+    ``stored`` (the file :func:`read_detected` read) and ``detect`` (the recognizer set) let a caller that asks
+    many times load each once (:class:`textsift.stages.resources.StageResources`)."""
+    if stored is None:
+        path = ctx.input("detected")
+        stored = read_detected(path) if path.exists() else {}
     keys = [(d, _digest(t)) for d, t in zip(corpus["doc_id"], corpus["text"], strict=True)]
     missing = [i for i, key in enumerate(keys) if key not in stored]
     found: dict[int, list[Detection]] = {}
     if missing:
         log.info("detecting sensitive spans in %d documents the corpus-wide file does not hold", len(missing))
         texts = corpus["text"].tolist()
-        found = dict(zip(missing, detect_corpus(ctx, [texts[i] for i in missing]), strict=True))
+        found = dict(zip(missing, (detect or (lambda t: detect_corpus(ctx, t)))([texts[i] for i in missing]),
+                         strict=True))
     keep = set(labels) if labels is not None else None
     return [[d.span for d in (found[i] if i in found else stored[key]) if keep is None or d.label in keep]
             for i, key in enumerate(keys)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -38,13 +38,18 @@ def source_records(params: Params, ctx: StageContext) -> Iterable[RawRecord]:
 def build_corpus(clean: list[CleanRecord], params: IngestParams, seed: int) -> pd.DataFrame:
     """The canonical corpus frame (input order kept) with seeded stratified splits."""
     given = [r.given_split for r in clean] if params.source.split_field else None
-    splits = assign_splits([r.doc_id for r in clean], [r.label for r in clean], params.split, seed, given)
+    return corpus_frame(clean, assign_splits([r.doc_id for r in clean], [r.label for r in clean], params.split,
+                                             seed, given))
+
+
+def corpus_frame(clean: Sequence[CleanRecord], splits: Sequence[str]) -> pd.DataFrame:
+    """The corpus frame of validated records and their splits (a whole corpus, or one chunk of a streamed file)."""
     return pd.DataFrame(
         {
             "doc_id": [r.doc_id for r in clean],
             "text": [r.text for r in clean],
             "label": [r.label for r in clean],
-            "split": splits,
+            "split": list(splits),
             "spans": [[{"start": s.start, "end": s.end, "label": s.label} for s in r.spans] for r in clean],
             "interest": [r.interest for r in clean],
         }
@@ -53,19 +58,26 @@ def build_corpus(clean: list[CleanRecord], params: IngestParams, seed: int) -> p
 
 def ingest_metrics(frame: pd.DataFrame, total: int, reject_counts: dict[str, int]) -> dict[str, float]:
     """Counts of ingest: documents read, accepted and rejected (per reason), spans, labels, splits."""
+    return count_metrics(total, reject_counts, len(frame), int(frame["spans"].map(len).sum()) if len(frame) else 0,
+                         int(frame["label"].nunique()) if len(frame) else 0,
+                         int(frame["interest"].notna().sum()) if len(frame) else 0, Counter(frame["split"]))
+
+
+def count_metrics(total: int, reject_counts: dict[str, int], accepted: int, spans: int, labels: int, interests: int,
+                  splits: Mapping[str, int]) -> dict[str, float]:
+    """Ingest's count metrics from the counts themselves (ingest's frame, or a file streamed by textsift privatize)."""
     rejected = sum(reject_counts.values())
     metrics: dict[str, float] = {
         "docs.read": total,
-        "docs.accepted": len(frame),
+        "docs.accepted": accepted,
         "docs.rejected": rejected,
         "docs.reject_fraction": rejected / total if total else 0.0,
-        "spans.total": int(frame["spans"].map(len).sum()) if len(frame) else 0,
-        "labels.distinct": int(frame["label"].nunique()) if len(frame) else 0,
-        "interests.known": int(frame["interest"].notna().sum()) if len(frame) else 0,
+        "spans.total": spans,
+        "labels.distinct": labels,
+        "interests.known": interests,
     }
     metrics.update({f"rejected.{reason}": reject_counts.get(reason, 0) for reason in REASONS})
-    for split, count in Counter(frame["split"]).items():
-        metrics[f"split.{split}"] = count
+    metrics.update({f"split.{split}": count for split, count in splits.items() if count})
     return metrics
 
 

@@ -46,10 +46,10 @@ def documents(corpus: pd.DataFrame) -> Documents:
                      [spans_to_python(cell) for cell in corpus["spans"]])
 
 
-def privatize_corpus(corpus: pd.DataFrame, setting: Setting, ctx: StageContext, key: Key
+def privatize_corpus(corpus: pd.DataFrame, setting: Setting, resources: StageResources, key: Key
                      ) -> tuple[list[str], dict[str, float]]:
-    """One setting's mechanism over a corpus (``textsift privatize``), its resources loaded on demand."""
-    return mechanism(setting.kind).privatize(documents(corpus), setting, StageResources(ctx), key)
+    """One setting's mechanism over a corpus frame (a chunk of ``textsift privatize``), with loaded resources."""
+    return mechanism(setting.kind).privatize(documents(corpus), setting, resources, key)
 
 
 def privacy_metrics(original: pd.DataFrame, texts: list[str]) -> dict[str, float]:

@@ -4,13 +4,14 @@ of :mod:`textsift.mechanisms.base` over the project's catalog artifacts, each lo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from textsift.corpus import Span
+from textsift.detection.recognizers.build import recognizer_set, run_recognizers
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
 from textsift.errors import ConfigError
@@ -18,7 +19,7 @@ from textsift.indexes.store import load_index
 from textsift.mechanisms.base import Documents
 from textsift.models.fill_in import load_fill_in
 from textsift.stages import StageContext
-from textsift.stages.detected_spans import detected_spans
+from textsift.stages.detected_spans import detected_spans, read_detected
 
 
 class StageResources:
@@ -28,13 +29,30 @@ class StageResources:
         self.ctx = ctx
         self.params = ctx.params
         self.device = resolve_device(ctx.params.device)
+        # each loaded on first use, once: a stage (its outsider replays, the vault) or a streamed file asks many times
         self.index = cache(self._index)
+        self.fill_in = cache(self._fill_in)
+        self._stored = cache(self._read_detected)
 
     def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
         """The spans the detect stage wrote for ``docs`` (detected anew for unknown texts), of ``labels``."""
-        return detected_spans(self.ctx, pd.DataFrame({"doc_id": docs.ids, "text": docs.texts}), labels)
+        return detected_spans(self.ctx, pd.DataFrame({"doc_id": docs.ids, "text": docs.texts}), labels,
+                              self._stored(), self._recognize)
 
-    def fill_in(self) -> Any:
+    def _read_detected(self) -> dict:
+        path = self.ctx.input("detected")
+        return read_detected(path) if path.exists() else {}
+
+    @cached_property
+    def _recognizers(self) -> list[Any]:
+        detection = self.params.detection
+        folder = self.ctx.model("detector") if "model" in detection.recognizers else None
+        return recognizer_set(detection, folder, self.device)
+
+    def _recognize(self, texts: Sequence[str]) -> list[list[Any]]:
+        return run_recognizers(self._recognizers, texts, self.params.detection)
+
+    def _fill_in(self) -> Any:
         """The project's fill-in masked LM, fetched through its pointer and loaded on the stage's device."""
         return load_fill_in(self.ctx.model("fill_in"), self.device)
 

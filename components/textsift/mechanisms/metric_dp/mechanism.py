@@ -60,6 +60,7 @@ def load_privatizer(setting: MetricDPSetting, resources: Resources) -> MetricDPP
 
 per_document = True  # each word's noise is keyed by (key, document id, position)
 additive_metrics = ("tokens",)  # a total: a chunked run sums it
+metric_weight = "tokens"  # its rates are per token: a chunked run weighs chunks by their tokens
 
 
 def needs(setting: MetricDPSetting) -> tuple[tuple[str, str | None], ...]:
