@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from textsift import quality
+from textsift import quality, user_cache
 from textsift.artifacts import INTERESTS_SHA_TAG, SHA_TAG, write_pointer
 from textsift.corpus import read_corpus, write_json
 from textsift.detection.params import DetectionParams
@@ -32,6 +32,7 @@ from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import DetectorData, load_detector_data, silver_applies
 from textsift.device import resolve_device
 from textsift.interests.io import save_interest_model
+from textsift.interests.params import InterestParams
 from textsift.interests.synthetic import generate_posts
 from textsift.interests.training import generate, score, train_interest_model
 from textsift.models.detector import Detector, detect
@@ -79,36 +80,56 @@ def _counts(data: DetectorData) -> dict[str, float]:
     return metrics
 
 
+INTERESTS_CODE = ("textsift.interests.training", "textsift.interests.synthetic", "textsift.interests.io")
+
+
+def _interest_model(params: InterestParams, seed: int, device: str, folder: Path) -> dict[str, float]:
+    """Train the interest model on synthetic posts, save it to ``folder``; its held-out metrics."""
+    train = generate_posts(params.synthetic_train, "train", seed, params.none_rate)
+    test = generate_posts(params.synthetic_test, "test", seed, params.none_rate)
+    log.info("train_detectors: interest model on %d synthetic posts (%d held out), %s layers", len(train),
+             len(test), params.encoder_layers)
+    started = time.perf_counter()
+    im = train_interest_model(train, params, seed, device)
+    trained_s = time.perf_counter() - started
+    started = time.perf_counter()
+    generated = generate(im, [post.text for post in test])
+    generate_s = time.perf_counter() - started
+    save_interest_model(im, folder)
+    metrics = {f"interests.test.{k}": v for k, v in score(generated, test).items()}
+    metrics.update({"interests.train_seconds": trained_s,
+                    "interests.generate_posts_per_s": len(test) / generate_s if generate_s else 0.0})
+    return metrics
+
+
 def train_interests(ctx: StageContext, device: str) -> dict[str, float]:
     """The IPI interest attacker (METHODS.md §4.2): trained on synthetic posts, scored on held-out ones.
 
+    No corpus goes into it, so it is trained once per user (:mod:`textsift.user_cache`, keyed by its params,
+    the seed, its code, library versions and the device kind) and reused by every project and run.
     Its own MLflow artifact (``interests``) and pointer (``models/interests.json``; ``enabled: false``
     when ``detectors.interests.enabled`` is off). Metrics ``interests.test.*``: ROUGE-1/2/L, main and
-    interest accuracy on the held-out split, whose slot values no training post contains.
+    interest accuracy on the held-out split, whose slot values no training post contains (those measured
+    when the cached model was trained).
     """
     params = ctx.params.detectors.interests
     if not params.enabled:
         write_json({"name": INTERESTS_ARTIFACT, "enabled": False}, ctx.output("interests"))
         return {}
-    train = generate_posts(params.synthetic_train, "train", ctx.params.seed, params.none_rate)
-    test = generate_posts(params.synthetic_test, "test", ctx.params.seed, params.none_rate)
-    log.info("train_detectors: interest model on %d synthetic posts (%d held out), %s layers", len(train),
-             len(test), params.encoder_layers)
-    started = time.perf_counter()
-    im = train_interest_model(train, params, ctx.params.seed, device)
-    trained_s = time.perf_counter() - started
-    started = time.perf_counter()
-    generated = generate(im, [post.text for post in test])
-    generate_s = time.perf_counter() - started
-    metrics = {f"interests.test.{k}": v for k, v in score(generated, test).items()}
-    metrics.update({"interests.train_seconds": trained_s,
-                    "interests.generate_posts_per_s": len(test) / generate_s if generate_s else 0.0})
+    seed = ctx.params.seed
+    digest = user_cache.recipe_digest(
+        INTERESTS_ARTIFACT, {"params": params.model_dump(mode="json"), "seed": seed, "device": device},
+        INTERESTS_CODE)
     with tempfile.TemporaryDirectory(prefix="textsift-interests-") as tmp:
-        local = Path(tmp) / INTERESTS_ARTIFACT
-        save_interest_model(im, local)
-        ctx.tracker.log_dir(ctx.run_id, local, INTERESTS_ARTIFACT)
-        pointer = write_pointer(ctx.output("interests"), INTERESTS_ARTIFACT, INTERESTS_ARTIFACT, local)
-    ctx.tracker.set_tags(ctx.run_id, {INTERESTS_SHA_TAG: pointer["sha256"]})
+        entry = user_cache.cached_model(INTERESTS_ARTIFACT, digest,
+                                        lambda folder: _interest_model(params, seed, device, folder), Path(tmp))
+        if not entry.trained:
+            log.info("train_detectors: interest model %s from the user cache (%s)", digest[:12], entry.folder)
+        ctx.tracker.log_dir(ctx.run_id, entry.folder, INTERESTS_ARTIFACT)
+        pointer = write_pointer(ctx.output("interests"), INTERESTS_ARTIFACT, INTERESTS_ARTIFACT, entry.folder)
+    ctx.tracker.set_tags(ctx.run_id, {INTERESTS_SHA_TAG: pointer["sha256"], "textsift.interests.cached":
+                                      str(not entry.trained).lower()})
+    metrics = entry.metrics
     log.info("train_detectors: interest accuracy %.3f, ROUGE main %.3f on held-out posts",
              metrics["interests.test.interest_accuracy"], metrics["interests.test.main"])
     return metrics
