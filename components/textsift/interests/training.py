@@ -103,18 +103,21 @@ def train_interest_model(posts: Sequence[InterestPost], params: InterestParams, 
 
 
 def generate(im: InterestModel, texts: Sequence[str], max_len: int | None = None) -> list[str]:
-    """``"<interest> : <evidence>"`` (or ``"none"``) per text, by beam search, in batches.
+    """``"<interest> : <evidence>"`` (or ``"none"``) per text, by beam search, in batches of similar length.
 
     ``max_len`` overrides the params' (a few tokens are enough when only the interest is wanted: the
     attacker of evaluate decodes ``INTEREST_ONLY_TOKENS`` when it does not check evidence: ~4x faster).
     """
     p = im.params
-    out: list[str] = []
-    for start in range(0, len(texts), p.inference_batch_size):
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # batches of similar length: little padding
+    out: list[str] = [""] * len(texts)
+    for start in range(0, len(order), p.inference_batch_size):
+        batch = order[start:start + p.inference_batch_size]
         with autocast(im.device, True):
-            out.extend(beam_search(im.model, im.tokenizer, list(texts[start:start + p.inference_batch_size]),
-                                   p.max_source, p.beam_size, min(p.min_len, max_len or p.max_len),
-                                   max_len or p.max_len, im.device))
+            found = beam_search(im.model, im.tokenizer, [texts[i] for i in batch], p.max_source, p.beam_size,
+                                min(p.min_len, max_len or p.max_len), max_len or p.max_len, im.device)
+        for i, generated in zip(batch, found, strict=True):
+            out[i] = generated
     return out
 
 

@@ -8,6 +8,10 @@ and decay, gradient clipping, bf16 autocast on CUDA. Randomness is seeded from
 ``textsift.rng``: new weights (a ``torch.Generator``), the batch order (a numpy generator) and
 dropout, which PyTorch draws from its default generator, forked and seeded for the duration of
 training only, as in :mod:`textsift.models.training`.
+
+Batches hold windows of similar length (:func:`length_batches`): GlobalPointer scores every
+(start, end) pair, so a batch costs the square of its longest window, and random batches of this
+mix (tweets, synthetic sentences, corpus documents) padded to 2.2x the tokens and 4x the pairs.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch.optim.lr_scheduler import LambdaLR
 
@@ -32,6 +37,7 @@ from textsift.models.params import DetectorParams
 from textsift.rng import generator, torch_seed
 
 log = logging.getLogger("textsift")
+BUCKET_BATCHES = 50  # batches per length bucket: sorted within a shuffled chunk of this many batches
 
 
 class TrainedDetector(NamedTuple):
@@ -88,6 +94,21 @@ def _schedule(optimizer: torch.optim.Optimizer, total: int, warmup_fraction: flo
     return LambdaLR(optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))))
 
 
+def length_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator,
+                   bucket_batches: int = BUCKET_BATCHES) -> list[np.ndarray]:
+    """One epoch's batches: a random permutation cut into chunks of ``bucket_batches`` batches, each chunk sorted
+    by length and cut into batches, the batches then shuffled. Every index once; ``ceil(n / batch_size)``
+    batches; a batch's windows have similar lengths, and which windows meet stays random."""
+    lengths = np.asarray(lengths)
+    order, chunk = rng.permutation(len(lengths)), batch_size * bucket_batches
+    batches: list[np.ndarray] = []
+    for begin in range(0, len(order), chunk):
+        part = order[begin:begin + chunk]
+        part = part[np.argsort(lengths[part], kind="stable")]
+        batches.extend(part[i:i + batch_size] for i in range(0, len(part), batch_size))
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
 def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan]], seed: int) -> list[float]:
     params = detector.params
     per_epoch = math.ceil(len(windows) / params.batch_size)
@@ -98,10 +119,11 @@ def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan
     losses = []
     steps, every, started = per_epoch * params.epochs, max(1, per_epoch * params.epochs // 20), time.perf_counter()
     detector.net.train()
+    lengths = [len(w.input_ids) for w in windows]
     for epoch in range(params.epochs):
-        order, total = order_rng.permutation(len(windows)), 0.0
-        for step, start in enumerate(range(0, len(windows), params.batch_size), start=epoch * per_epoch + 1):
-            index = order[start:start + params.batch_size]
+        total = 0.0
+        batches = length_batches(lengths, params.batch_size, order_rng)
+        for step, index in enumerate(batches, start=epoch * per_epoch + 1):
             loss = batch_loss(detector, [windows[i] for i in index], [targets[i] for i in index])
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trainable, params.max_grad_norm)

@@ -62,6 +62,7 @@ class Attackers:
     original_interests: list[str] = field(default_factory=list)
     interest_seconds: float = 0.0
     corpora: int = 0
+    decoded: dict[str, str] = field(default_factory=dict)  # text -> inferred interest, over every corpus
 
     @classmethod
     def load(cls, ctx: StageContext, test: pd.DataFrame) -> Attackers:
@@ -109,8 +110,9 @@ class Attackers:
         """Log what the interest attacker found on the original and how long it took over every corpus."""
         if self.interest_model is None:
             return
-        log.info("evaluate: interest attacker on %d corpora in %.0fs; it finds one in %.1f%% of original test "
-                 "documents; accuracy on known interests %s", self.corpora, self.interest_seconds,
+        log.info("evaluate: interest attacker on %d corpora (%d distinct texts decoded) in %.0fs; it finds one in "
+                 "%.1f%% of original test documents; accuracy on known interests %s", self.corpora, len(self.decoded),
+                 self.interest_seconds,
                  100 * sum(i != "none" for i in self.original_interests) / max(len(self.original_interests), 1),
                  f"{original.get('privacy.interest.accuracy', float('nan')):.3f}")
 
@@ -118,9 +120,12 @@ class Attackers:
         return _prefixed(attacker_recall(self.originals, self.spans, texts, detect(self.detector, texts)))
 
     def _interests(self, texts: list[str]) -> list[str]:
+        """The attacker's interest per text; a text already decoded for another corpus (a document a setting left
+        unchanged, the same privatized text in two settings) is not decoded again."""
         assert self.interest_model is not None
         started = time.perf_counter()
-        inferred = infer_interests(self.interest_model, texts, self.attack)
+        new = [text for text in dict.fromkeys(texts) if text not in self.decoded]
+        self.decoded.update(zip(new, infer_interests(self.interest_model, new, self.attack), strict=True))
         self.interest_seconds += time.perf_counter() - started
         self.corpora += 1
-        return inferred
+        return [self.decoded[text] for text in texts]
