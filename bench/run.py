@@ -20,7 +20,7 @@ disable_telemetry()
 from bench.harness import write_results  # noqa: E402
 
 MODULES = ("ingest_eval", "metric_dp", "datasifter", "detector", "detector_real", "embeddings", "interests",
-           "scale_out", "privatize_stream", "serve")
+           "scale_out", "privatize_stream", "serve", "transformer_modes")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -106,12 +106,19 @@ class TfidfLogregParams(Frozen):
 
 
 class TransformerClassifierParams(Frozen):
-    """A sequence classifier fine-tuned from a BERT encoder (METHODS.md §5)."""
+    """The transformer classifier (METHODS.md §5): a linear head on frozen sentence features, or the encoder
+    fine-tuned with its head."""
 
     enabled: bool = True
+    mode: Literal["features", "fine_tune"] = Field(
+        "features", description="features: a logistic regression on the frozen encoder's mean-pooled features, each "
+                                "distinct text encoded once | fine_tune: encoder + head trained per corpus")
     encoder: str = Field("minilm", description="minilm (packaged all-MiniLM-L6-v2) | fill_in (the corpus-trained "
                                                "masked LM) | a local BERT folder")
-    encoder_layers: int | None = Field(3, ge=1, description="keep the first k transformer layers (null: all)")
+    head_c: float = Field(4.0, gt=0, description="features: the head's inverse L2 strength")
+    head_max_iter: int = Field(2000, ge=1, description="features: the head's solver iterations")
+    encoder_layers: int | None = Field(3, ge=1, description="fine_tune: keep the first k transformer layers "
+                                                            "(null: all; features use every layer)")
     epochs: float = Field(2.0, gt=0)
     batch_size: int = Field(32, ge=1)
     learning_rate: float = Field(1e-4, gt=0, description="peak learning rate (after warm-up, then linear decay to 0)")

@@ -38,9 +38,9 @@ from textsift.stages.evaluate_report import (
 )
 from textsift.stages.evaluate_utility import (
     CLASSIFIER,
-    encoder_folder,
     evaluate_setting,
     split,
+    transformer,
     utility_metrics,
     with_drops,
     with_majority,
@@ -56,11 +56,11 @@ def run(ctx: StageContext) -> None:
     quality.check_corpus(corpus, name="evaluate_input").raise_if_failed()
     test = split(corpus, "test")
     originals = test["text"].tolist()
-    encoder = encoder_folder(ctx)
+    clf = transformer(ctx)
     attackers = Attackers.load(ctx, test)
     show = ctx.params.report.examples_per_setting if ctx.params.report.show_examples else 0
     models: dict[str, Any] = {}
-    models["original"], rows = evaluate_setting("original", split(corpus, "train"), {"original": test}, ctx, encoder)
+    models["original"], rows = evaluate_setting("original", split(corpus, "train"), {"original": test}, ctx, clf)
     attacks = {"original": attackers.original()}
     counts = {"original": leak_counts(originals, attackers.spans, originals)}
     examples: dict[str, list[str]] = {}
@@ -69,7 +69,7 @@ def run(ctx: StageContext) -> None:
         quality.check_privatized(corpus, privatized, name=f"evaluate_input_{key}").raise_if_failed()
         private_test = split(privatized, "test")
         models[key], setting_rows = evaluate_setting(
-            key, split(privatized, "train"), {"privatized": private_test, "original": test}, ctx, encoder)
+            key, split(privatized, "train"), {"privatized": private_test, "original": test}, ctx, clf)
         rows.extend(setting_rows)
         texts = private_test["text"].tolist()
         attacks[key] = attackers.privatized(key, texts)

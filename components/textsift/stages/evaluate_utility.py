@@ -12,15 +12,18 @@ from __future__ import annotations
 import logging
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from textsift.budgets.sentence_encoder import load_sentence_encoder
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
 from textsift.evaluation.bootstrap import utility_intervals
+from textsift.evaluation.feature_classifier import FeatureCache, train_head
 from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
 from textsift.evaluation.utility import UTILITY_METRICS, as_frame, score_probabilities, train_tfidf_logreg
 from textsift.rng import generator
@@ -28,6 +31,7 @@ from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
 CLASSIFIER = "tfidf_logreg"
+FEATURE_BATCH = 64  # texts per forward pass of the frozen encoder (batched by length: little padding)
 
 
 def split(frame: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -35,12 +39,47 @@ def split(frame: pd.DataFrame, name: str) -> pd.DataFrame:
     return frame[frame["split"] == name]
 
 
-def encoder_folder(ctx: StageContext) -> Path | None:
-    """The transformer classifier's encoder folder (``evaluate.transformer.encoder``), when it is enabled."""
+@dataclass(frozen=True)
+class Transformer:
+    """The transformer classifier's encoder folder and, in ``features`` mode, the evaluation's feature cache."""
+
+    encoder: Path
+    features: FeatureCache | None
+
+
+def transformer(ctx: StageContext) -> Transformer | None:
+    """The transformer classifier of ``evaluate.transformer`` (None when it is disabled); in ``features`` mode its
+    frozen encoder is loaded once for every corpus of the evaluation."""
     options = ctx.params.evaluate.transformer
     if not options.enabled:
         return None
-    return model_folder(options.encoder, ctx.root, ctx.tracker, "evaluate.transformer.encoder")
+    folder = model_folder(options.encoder, ctx.root, ctx.tracker, "evaluate.transformer.encoder")
+    if options.mode == "fine_tune":
+        return Transformer(folder, None)
+    encoder = load_sentence_encoder(folder, resolve_device(ctx.params.device))
+    return Transformer(folder, FeatureCache(encoder, options.max_length, FEATURE_BATCH))
+
+
+def _transformer_probabilities(
+    setting: str, train: pd.DataFrame, tests: dict[str, pd.DataFrame], ctx: StageContext, clf: Transformer,
+) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The transformer classifier trained on ``train``: its classes and its probabilities on each test set."""
+    params, options = ctx.params, ctx.params.evaluate.transformer
+    started = time.perf_counter()
+    if clf.features is not None:
+        encoded = clf.features.encoded
+        head = train_head(clf.features.features(list(train["text"])), list(train["label"]), options.head_c,
+                          options.head_max_iter)
+        out = {test_on: head.predict_proba(clf.features.features(list(test["text"])))
+               for test_on, test in tests.items()}
+        log.info("evaluate: transformer head on %s (%d docs, %d texts encoded) in %.1fs", setting, len(train),
+                 clf.features.encoded - encoded, time.perf_counter() - started)
+        return [str(c) for c in head.classes_], out
+    model = fine_tune(clf.encoder, list(train["text"]), list(train["label"]), options, params.seed, setting,
+                      resolve_device(params.device))
+    log.info("evaluate: transformer fine-tuned on %s (%d docs) in %.0fs", setting, len(train),
+             time.perf_counter() - started)
+    return model.classes, {test_on: predict_proba(model, list(test["text"])) for test_on, test in tests.items()}
 
 
 def scored_row(ctx: StageContext, setting: str, classifier: str, test_on: str, classes: list[str],
@@ -56,22 +95,16 @@ def scored_row(ctx: StageContext, setting: str, classifier: str, test_on: str, c
 
 
 def evaluate_setting(
-    setting: str, train: pd.DataFrame, tests: dict[str, pd.DataFrame], ctx: StageContext, encoder: Path | None,
+    setting: str, train: pd.DataFrame, tests: dict[str, pd.DataFrame], ctx: StageContext, clf: Transformer | None,
 ) -> tuple[Any, list[dict[str, Any]]]:
     """Fit each classifier on ``train``; one row per classifier and test set in ``tests``."""
     params = ctx.params
     model = train_tfidf_logreg(train["text"], train["label"], params.evaluate.tfidf_logreg, params.seed)
     rows = [scored_row(ctx, setting, CLASSIFIER, test_on, list(model.classes_),
                        model.predict_proba(as_frame(test["text"])), test["label"]) for test_on, test in tests.items()]
-    if encoder is not None:
-        device = resolve_device(params.device)
-        started = time.perf_counter()
-        clf = fine_tune(encoder, list(train["text"]), list(train["label"]), params.evaluate.transformer,
-                        params.seed, setting, device)
-        log.info("evaluate: transformer fine-tuned on %s (%d docs) in %.0fs", setting, len(train),
-                 time.perf_counter() - started)
-        rows.extend(scored_row(ctx, setting, "transformer", test_on, clf.classes,
-                               predict_proba(clf, list(test["text"])), test["label"])
+    if clf is not None:
+        classes, probabilities = _transformer_probabilities(setting, train, tests, ctx, clf)
+        rows.extend(scored_row(ctx, setting, "transformer", test_on, classes, probabilities[test_on], test["label"])
                     for test_on, test in tests.items())
     return model, rows
 
