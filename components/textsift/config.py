@@ -266,6 +266,16 @@ class PrivatizeParams(Frozen):
     )
 
 
+class PretrainParams(Frozen):
+    """Train the detector in two steps: the corpus-independent sources (synthetic, WNUT-17, BTC) once per user
+    (:mod:`textsift.user_cache`), then the corpus's own examples with a replayed share of those."""
+
+    enabled: bool = Field(True, description="false: one training on every source at once (every run pays it all)")
+    fine_tune_epochs: int = Field(2, ge=1, description="epochs over the corpus examples and the replayed ones")
+    replay: float = Field(1.0, ge=0, description="corpus-independent examples replayed per corpus example "
+                                                 "(what keeps the real-text skills while the corpus is learnt)")
+
+
 class DetectorsParams(Frozen):
     """The DPER privacy-entity detector of stage train_detectors (METHODS.md §4.1): data and model."""
 
@@ -273,6 +283,7 @@ class DetectorsParams(Frozen):
     model: DetectorParams = DetectorParams()
     compare_flat: bool = Field(
         True, description="also train the flat BIO tagger on the same encoder and data (the paper's nested vs flat)")
+    pretrain: PretrainParams = PretrainParams()
     interests: InterestParams = InterestParams()
 
 

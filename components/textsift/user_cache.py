@@ -62,14 +62,18 @@ def _code_files(modules: Iterable[str]) -> list[Path]:
     return sorted(files)
 
 
-def recipe_digest(name: str, recipe: Mapping[str, Any], modules: Iterable[str]) -> str:
+def recipe_digest(name: str, recipe: Mapping[str, Any], modules: Iterable[str], data: Iterable[Path] = ()) -> str:
     """The key of model ``name`` trained from ``recipe`` (JSON-able: params, seed, device kind) by the code of
-    ``modules`` (``textsift`` modules; their import closures count) under this process's library versions."""
+    ``modules`` (``textsift`` modules; their import closures count) on the files ``data`` (folders: every file in
+    them, by relative path and bytes) under this process's library versions."""
     digest = hashlib.sha256()
     versions = {package: metadata.version(package) for package in VERSIONED}
     digest.update(json.dumps({"name": name, "recipe": recipe, "versions": versions}, sort_keys=True).encode())
     for path in _code_files(modules):
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for item in data:
+        digest.update(b"data\0" + (dir_sha256(item) if item.is_dir() else hashlib.sha256(item.read_bytes()).hexdigest())
+                      .encode())
     return digest.hexdigest()
 
 

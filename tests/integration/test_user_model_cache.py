@@ -1,5 +1,6 @@
-"""The interest model is trained once per user: a second project reuses the first one's, and a damaged entry is
-never used (another recipe is another entry: ``tests/unit/test_user_cache.py``)."""
+"""Models no corpus changes are trained once per user: the interest model, and the detector's pretraining on the
+corpus-independent sources (each project then trains it on its own corpus). A second project reuses the first
+one's; a damaged entry is never used (another recipe is another entry: ``tests/unit/test_user_cache.py``)."""
 
 from __future__ import annotations
 
@@ -28,12 +29,20 @@ def _train(root: Path) -> tuple[dict[str, float], dict, dict[str, str]]:
     return metrics, pointer, tracker.run_tags(run_id)
 
 
+def _detector_sha(root: Path) -> str:
+    return json.loads((root / "models" / "detector.json").read_text(encoding="utf-8"))["sha256"]
+
+
 def test_a_second_project_reuses_the_interest_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(user_cache.ENV, str(tmp_path / "cache"))
     first = _train(make_project(tmp_path / "one", **TINY))
     second = _train(make_project(tmp_path / "two", **TINY, ingest__demo__n_docs=150))  # another corpus
     assert first[2]["textsift.interests.cached"] == "false"
     assert second[2]["textsift.interests.cached"] == "true"
+    assert (first[2]["textsift.detector.pretrained_cached"], second[2]["textsift.detector.pretrained_cached"]) == (
+        "false", "true")
+    assert first[0]["pretrain.train_seconds"] == second[0]["pretrain.train_seconds"]  # measured once, when trained
+    assert _detector_sha(tmp_path / "one") != _detector_sha(tmp_path / "two")  # then trained on each corpus
     assert second[1]["sha256"] == first[1]["sha256"]  # the same model
     interest = {k: v for k, v in first[0].items() if k.startswith("interests.")}
     assert interest and {k: second[0][k] for k in interest} == interest  # its held-out figures come with it

@@ -109,12 +109,13 @@ def length_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Gener
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan]], seed: int) -> list[float]:
+def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan]], seed: int,
+         stream: str = "detector.shuffle") -> list[float]:
     params = detector.params
     per_epoch = math.ceil(len(windows) / params.batch_size)
     optimizer = _optimizer(detector)
     scheduler = _schedule(optimizer, per_epoch * params.epochs, params.warmup_fraction)
-    order_rng = generator(seed, "detector.shuffle")
+    order_rng = generator(seed, stream)
     trainable = [p for group in optimizer.param_groups for p in group["params"]]
     losses = []
     steps, every, started = per_epoch * params.epochs, max(1, per_epoch * params.epochs // 20), time.perf_counter()
@@ -167,5 +168,20 @@ def train_detector(
         raise InputError("detector: the training examples hold no tokens")
     with global_torch_rng(torch_seed(seed, "detector.dropout"), device):
         losses = _fit(detector, windows, targets, seed)
+    detector.net.eval()
+    return TrainedDetector(detector, losses)
+
+
+def continue_training(detector: Detector, examples: Sequence[Example], epochs: int, seed: int) -> TrainedDetector:
+    """Train an already trained ``detector`` further on ``examples`` for ``epochs`` (same types, optimizer recipe
+    and schedule shape as :func:`train_detector`; its own batch order and dropout streams). Returns the detector,
+    trained in place, in eval mode."""
+    detector.params = detector.params.model_copy(update={"epochs": epochs})
+    windows, targets = training_windows(detector, examples)
+    if not windows:
+        raise InputError("detector: the examples to continue training on hold no tokens")
+    detector.net.train()
+    with global_torch_rng(torch_seed(seed, "detector.continue.dropout"), detector.device):
+        losses = _fit(detector, windows, targets, seed, "detector.continue.shuffle")
     detector.net.eval()
     return TrainedDetector(detector, losses)

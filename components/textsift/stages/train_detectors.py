@@ -6,7 +6,9 @@ a corpus without them, silver labels on its training split from offline teachers
 the pattern recognizers, ``detectors.data.silver``; their agreement is logged), and real
 annotated social-media text, WNUT-17 and the Broad Twitter Corpus (their test files never train:
 they are the real-text figures ``detector.real.<corpus>.*``). Trains the GlobalPointer detector
-(``detectors.model``) and, with ``detectors.compare_flat``, the flat BIO tagger on the same
+(``detectors.model``) in two steps (``detectors.pretrain``): on the corpus-independent sources — synthetic,
+WNUT-17, BTC — once per user (:mod:`textsift.user_cache`), then on the corpus's own examples with as many of
+those replayed, so a new project pays only for its corpus; and, with ``detectors.compare_flat``, the flat BIO tagger on the same
 encoder and data (the paper's nested vs flat comparison); scores both on the held-out splits per
 source and per type. The detector goes to MLflow (artifact ``detector``); the DVC
 output is the pointer ``models/detector.json`` (its sha256, the run's tag), as for the fill-in
@@ -25,11 +27,11 @@ from pathlib import Path
 from textsift import quality, user_cache
 from textsift.artifacts import INTERESTS_SHA_TAG, SHA_TAG, write_pointer
 from textsift.corpus import read_corpus, write_json
-from textsift.detection.params import DetectionParams
+from textsift.detection.params import ENTITY_TYPES, DetectionParams
 from textsift.detection.recognizers.build import build_recognizers
 from textsift.detection.scoring import detection_scores
 from textsift.detection.synthetic import LabelledText
-from textsift.detection.training_data import DetectorData, load_detector_data, silver_applies
+from textsift.detection.training_data import DetectorData, load_detector_data, resolve, silver_applies
 from textsift.device import resolve_device
 from textsift.interests.io import save_interest_model
 from textsift.interests.params import InterestParams
@@ -37,13 +39,16 @@ from textsift.interests.synthetic import generate_posts
 from textsift.interests.training import generate, score, train_interest_model
 from textsift.models.detector import Detector, detect
 from textsift.models.detector_eval import evaluate_detector
-from textsift.models.detector_io import save_detector
-from textsift.models.detector_training import train_detector
+from textsift.models.detector_io import load_detector, save_detector
+from textsift.models.detector_training import TrainedDetector, continue_training, train_detector
+from textsift.rng import generator
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
 REAL_SOURCES = {"btc": ("PERSON", "LOC", "ORG"), "wnut17": ("PERSON", "LOC", "ORG")}  # the types each annotates
 ARTIFACT = "detector"
+PRETRAINED = "detector-pretrained"
+CORPUS_SOURCES = ("corpus",)  # the sources that change with the corpus (gold or silver labels on its text)
 INTERESTS_ARTIFACT = "interests"
 
 
@@ -135,6 +140,72 @@ def train_interests(ctx: StageContext, device: str) -> dict[str, float]:
     return metrics
 
 
+DETECTOR_CODE = ("textsift.detection.training_data", "textsift.models.detector_training", "textsift.models.detector_io")
+
+
+def _pretrained(ctx: StageContext, device: str, labels: tuple[str, ...], scratch: Path) -> user_cache.Entry:
+    """The detector trained on the corpus-independent sources only (synthetic, WNUT-17, BTC), from the user cache
+    or trained into it: keyed by those sources' params and files, the model params, seed, code and device."""
+    params, settings = ctx.params, ctx.params.detectors
+    data_params = settings.data.model_copy(update={"corpus_spans": False})
+    files = [resolve(path, ctx.root) for path in (data_params.wnut17_path, data_params.btc_path) if path]
+    recipe = {"data": data_params.model_dump(mode="json", exclude={"corpus_spans", "silver", "corpus_labels"}),
+              "model": settings.model.model_dump(mode="json"), "labels": list(labels), "seed": params.seed,
+              "device": device}
+    digest = user_cache.recipe_digest(PRETRAINED, recipe, DETECTOR_CODE, files)
+
+    def build(folder: Path) -> dict[str, float]:
+        independent = load_detector_data(data_params, params.seed, None, ctx.root)
+        log.info("train_detectors: pretraining on %d corpus-independent examples (kept in the user cache)",
+                 len(independent.train))
+        started = time.perf_counter()
+        trained = train_detector(independent.train, settings.model, params.seed, device, labels=labels)
+        save_detector(trained.detector, folder)
+        return {"pretrain.train_seconds": time.perf_counter() - started,
+                "pretrain.examples": float(len(independent.train)),
+                **{f"pretrain.epoch_loss.{i}": loss for i, loss in enumerate(trained.epoch_losses, start=1)}}
+
+    entry = user_cache.cached_model(PRETRAINED, digest, build, scratch)
+    if not entry.trained:
+        log.info("train_detectors: pretrained detector %s from the user cache", digest[:12])
+    return entry
+
+
+def _fine_tune_examples(data: DetectorData, replay: float, seed: int) -> tuple[list[LabelledText], list[LabelledText]]:
+    """The corpus's training examples, and ``replay`` corpus-independent ones per corpus example (a seeded draw)."""
+    own = [ex for ex, source in zip(data.train, data.sources["train"], strict=True) if source in CORPUS_SOURCES]
+    others = [ex for ex, source in zip(data.train, data.sources["train"], strict=True) if source not in CORPUS_SOURCES]
+    count = min(len(others), round(replay * len(own)))
+    picked = generator(seed, "detector.replay").choice(len(others), size=count, replace=False) if count else []
+    return own, [others[i] for i in sorted(picked)]
+
+
+def _train(ctx: StageContext, data: DetectorData, device: str, encoder: Path | None,
+           ) -> tuple[TrainedDetector, dict[str, float]]:
+    """The detector: pretrained on the corpus-independent sources (user cache) then trained on the corpus's
+    examples with a replayed share of the rest (``detectors.pretrain``), or trained on everything at once when
+    pretraining is off, the encoder is the corpus's fill-in model, or the corpus brings a type of its own."""
+    settings, seed = ctx.params.detectors, ctx.params.seed
+    independent_labels = tuple(t for t in data.label_set if t in ENTITY_TYPES)
+    if not settings.pretrain.enabled or encoder is not None or independent_labels != data.label_set:
+        if settings.pretrain.enabled:
+            log.info("train_detectors: one training on every source (%s)", "the encoder is the corpus's fill-in model"
+                     if encoder is not None else "the corpus has types the other sources lack")
+        return train_detector(data.train, settings.model, seed, device, labels=data.label_set,
+                              encoder_folder=encoder), {}
+    with tempfile.TemporaryDirectory(prefix="textsift-pretrained-") as tmp:
+        entry = _pretrained(ctx, device, data.label_set, Path(tmp))
+        detector = load_detector(entry.folder, device)
+    own, replayed = _fine_tune_examples(data, settings.pretrain.replay, seed)
+    if not own:
+        log.info("train_detectors: the corpus brings no training example: the pretrained detector as it is")
+        return TrainedDetector(detector, []), entry.metrics
+    log.info("train_detectors: training on %d corpus examples and %d replayed ones, %d epochs", len(own),
+             len(replayed), settings.pretrain.fine_tune_epochs)
+    ctx.tracker.set_tags(ctx.run_id, {"textsift.detector.pretrained_cached": str(not entry.trained).lower()})
+    return continue_training(detector, own + replayed, settings.pretrain.fine_tune_epochs, seed), entry.metrics
+
+
 def run(ctx: StageContext) -> None:
     """Train the DPER detector (METHODS.md §4.1), the flat tagger to compare and the IPI interest model (§4.2).
 
@@ -153,10 +224,9 @@ def run(ctx: StageContext) -> None:
     encoder = ctx.model("fill_in") if settings.model.encoder == "fill_in" else None
     log.info("train_detectors: %d training examples, %d types, encoder %s, device %s", len(data.train),
              len(data.label_set), settings.model.encoder, device)
-    trained = train_detector(data.train, settings.model, params.seed, device, labels=data.label_set,
-                             encoder_folder=encoder)
+    trained, pretrain_metrics = _train(ctx, data, device, encoder)
     ctx.tracker.log_metric_steps(ctx.run_id, "train.epoch_loss", list(enumerate(trained.epoch_losses, start=1)))
-    metrics = {**_counts(data), **data.metrics, **scores(trained.detector, data, "detector")}
+    metrics = {**_counts(data), **data.metrics, **pretrain_metrics, **scores(trained.detector, data, "detector")}
     if settings.compare_flat:
         flat = train_detector(data.train, settings.model.model_copy(update={"model": "flat"}), params.seed, device,
                               labels=data.label_set, encoder_folder=encoder)
