@@ -5,7 +5,9 @@ of ``textsift-privatizer`` for ``--serve-setting`` is served by a real ``textsif
 (the project's key from its key file, passed through the environment as a deployment would). One client sends
 ``--serve-requests`` requests one after another (keep-alive), each one synthetic demo text cut to 500
 characters; the figure is requests per second, with the server's resident memory after the first 1,000
-requests and at the end (bounded memory: the two should match).
+requests and at the end (bounded memory: the two should match). Then ``--serve-clients`` clients send the same
+requests at once (each one after another): requests per second when the server joins the requests that queue up
+while it works (:mod:`textsift.serving.batching`), and the mean requests per model call.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -34,11 +37,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--serve-root", type=Path, default=Path("."), help="a project whose pipeline has run")
     parser.add_argument("--serve-setting", default="redact_pseudonyms", help="the served setting")
     parser.add_argument("--serve-requests", type=int, default=10_000)
+    parser.add_argument("--serve-clients", type=int, default=8, help="clients sending at once (second figure)")
 
 
 def _text(chars: int = 500) -> str:
     docs = generate_demo(DemoCorpusParams(n_docs=10), seed=5)
     return " ".join(d.text for d in docs)[:chars]
+
+
+def _model_calls(url: str) -> int:
+    for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines():
+        if line.startswith("textsift_model_calls_total "):
+            return int(line.split()[1])
+    raise RuntimeError("the server reports no textsift_model_calls_total")
 
 
 def figures(args: argparse.Namespace) -> list[Figure]:
@@ -80,10 +91,32 @@ def figures(args: argparse.Namespace) -> list[Figure]:
                     rss_1k = psutil.Process(server.pid).memory_info().rss / 2**20
             seconds = time.perf_counter() - started
         rss_end = psutil.Process(server.pid).memory_info().rss / 2**20
+        calls_before = _model_calls(url)
+        per_client = args.serve_requests // args.serve_clients
+
+        def client_run(_: int) -> None:
+            with httpx.Client(headers=headers, timeout=60) as client:
+                for _ in range(per_client):
+                    client.post(f"{url}/privatize", json=body).raise_for_status()
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(args.serve_clients) as pool:
+            list(pool.map(client_run, range(args.serve_clients)))
+        concurrent_s = time.perf_counter() - started
+        calls = _model_calls(url) - calls_before
+        rss_concurrent = psutil.Process(server.pid).memory_info().rss / 2**20
     finally:
         server.terminate()
         server.wait(30)
     return [Figure("serve.requests_per_s", round(args.serve_requests / seconds, 1), "requests/s", cpu_device(),
                    {"setting": args.serve_setting, "requests": args.serve_requests, "text_chars": 500,
                     "rss_mib_after_1000": round(rss_1k, 1), "rss_mib_at_end": round(rss_end, 1),
-                    "seconds": round(seconds, 1)})]
+                    "seconds": round(seconds, 1)}),
+            Figure("serve.requests_per_s_concurrent", round(per_client * args.serve_clients / concurrent_s, 1),
+                   "requests/s", cpu_device(),
+                   {"setting": args.serve_setting, "clients": args.serve_clients,
+                    "requests": per_client * args.serve_clients, "text_chars": 500,
+                    "requests_per_model_call": round(per_client * args.serve_clients / max(calls, 1), 2),
+                    "rss_mib_at_end": round(rss_concurrent, 1)},
+                   {"name": "one client", "value": round(args.serve_requests / seconds, 1), "unit": "requests/s"},
+                   round(per_client * args.serve_clients / concurrent_s / (args.serve_requests / seconds), 2))]

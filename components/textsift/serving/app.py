@@ -2,18 +2,18 @@
 
 ``POST /privatize`` takes ``{"records": [{"id": ..., "text": ...}, ...]}`` (``id`` optional: without it a
 document is keyed by a digest of its text) and answers ``{"records": [{"id", "text"[, "epsilon"]}]}`` in the
-same order, all records of a request privatized in one batch. Every request needs ``Authorization: Bearer
+same order. Requests that arrive while the model is busy are privatized together in one call
+(:mod:`textsift.serving.batching`: the same output as one by one). Every request needs ``Authorization: Bearer
 <token>``. A body over ``max_bytes`` is refused (413) before it is parsed, more than ``max_records`` records
 too (413); a body that is not such JSON gets 400, a record without text 422, a fault of the server 500 (its
 error class only) — each error names the problem (and, for a record, its position), never the text.
-Batches run one at a time off the event loop, so ``/health`` and ``/metrics`` answer during a long one.
+Model calls run one at a time off the event loop, so ``/health`` and ``/metrics`` answer during a long one.
 ``GET /health`` says which setting is served and with which key (its fingerprint); ``GET /metrics`` gives
-request, document and error counts and the time spent, in the Prometheus text format.
+request, document, model-call and error counts and the time spent, in the Prometheus text format.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
 import threading
@@ -24,9 +24,10 @@ from typing import Any
 import pandas as pd
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
-from starlette.concurrency import run_in_threadpool
 
 from textsift.errors import InputError
+from textsift.serving.batching import Batcher
+from textsift.serving.model import row_ids
 
 MAX_BYTES = 1_000_000
 MAX_RECORDS = 1_000
@@ -45,13 +46,14 @@ class _Counters:
         self.documents = 0
         self.seconds = 0.0
 
-    def prometheus(self) -> str:
+    def prometheus(self, calls: int) -> str:
         with self.lock:
             lines = ["# TYPE textsift_requests_total counter"]
             lines += [f'textsift_requests_total{{status="{code}"}} {n}' for code, n in sorted(self.requests.items())]
             lines += ["# TYPE textsift_documents_total counter", f"textsift_documents_total {self.documents}",
                       "# TYPE textsift_privatize_seconds_total counter",
-                      f"textsift_privatize_seconds_total {self.seconds:.6f}"]
+                      f"textsift_privatize_seconds_total {self.seconds:.6f}",
+                      "# TYPE textsift_model_calls_total counter", f"textsift_model_calls_total {calls}"]
         return "\n".join(lines) + "\n"
 
 
@@ -84,7 +86,7 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
     app = FastAPI(title="textsift privatizer", docs_url=None, redoc_url=None, openapi_url=None)
     counters = _Counters()
     expected = f"Bearer {token}".encode()
-    predicting = asyncio.Lock()
+    batcher = Batcher(model.predict, max_records)
 
     def finish(response: Any) -> Any:
         with counters.lock:
@@ -97,7 +99,7 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
 
     @app.get("/metrics")
     def metrics() -> PlainTextResponse:
-        return PlainTextResponse(counters.prometheus())
+        return PlainTextResponse(counters.prometheus(batcher.calls))
 
     @app.post("/privatize")
     async def privatize(request: Request) -> Any:
@@ -118,14 +120,12 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
         if isinstance(records, JSONResponse):
             return finish(records)
         frame = pd.DataFrame({"text": [r["text"] for r in records]})
-        if any("id" in r for r in records):
-            if not all("id" in r for r in records):
-                return finish(_error(422, "give every record an \"id\", or none"))
-            frame.insert(0, "id", [str(r["id"]) for r in records])
+        if any("id" in r for r in records) and not all("id" in r for r in records):
+            return finish(_error(422, "give every record an \"id\", or none"))
+        frame.insert(0, "id", [str(r["id"]) for r in records] if "id" in records[0] else row_ids(frame))
         started = time.perf_counter()
-        try:
-            async with predicting:  # off the event loop (health and metrics stay answered), one batch at a time
-                out = await run_in_threadpool(model.predict, frame)
+        try:  # joined with the requests that queued meanwhile, off the event loop (health and metrics answer)
+            out = await batcher.submit(frame)
         except InputError as err:
             return finish(_error(422, f"{type(err).__name__}: {err}"))
         except Exception as err:  # noqa: BLE001 - a server fault: its class only, never a message that could hold text

@@ -39,7 +39,7 @@ def spec(setting_name: str, params: Any, fingerprint: str) -> str:
     }}, sort_keys=True)
 
 
-def _ids(frame: pd.DataFrame) -> list[str]:
+def row_ids(frame: pd.DataFrame) -> list[str]:
     """The request's ids, or a digest of each text (a draw is keyed by id: the same text, the same output)."""
     if ID in frame:
         return [str(i) for i in frame[ID]]
@@ -72,7 +72,7 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         """Privatize every row's ``text`` (normalized as ingest does), keyed by its ``id``; rows keep their order."""
         if TEXT not in model_input:
             raise InputError(f"the input needs a {TEXT!r} column (and optionally {ID!r})")
-        ids = _ids(model_input)
+        ids = row_ids(model_input)
         texts = [normalize_text(str(t), (), self.params.ingest.normalize)[0] for t in model_input[TEXT]]
         docs = Documents(texts, ids, [[] for _ in texts])
         out, _ = self.mechanism.privatize(docs, self.setting, self.resources, self.key)
