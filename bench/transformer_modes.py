@@ -10,9 +10,10 @@ with every setting's two accuracies in the figure's params. Skipped when the pro
 from __future__ import annotations
 
 import argparse
-import logging
+from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
@@ -26,8 +27,6 @@ from textsift.evaluation.feature_classifier import FeatureCache, train_head
 from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
 from textsift.evaluation.utility import score_probabilities
 
-log = logging.getLogger("bench")
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-root", type=Path, default=Path("."),
@@ -39,6 +38,18 @@ def _corpora(root: Path) -> dict[str, pd.DataFrame]:
     for path in sorted((root / "data/privatized").glob("*.parquet")):
         corpora[path.stem] = read_corpus(path)
     return corpora
+
+
+def _features_run(cache: FeatureCache, train: pd.DataFrame, test: pd.DataFrame,
+                  options: TransformerClassifierParams) -> tuple[list[str], np.ndarray]:
+    head = train_head(cache.features(list(train["text"])), list(train["label"]), options.head_c, options.head_max_iter)
+    return [str(c) for c in head.classes_], head.predict_proba(cache.features(list(test["text"])))
+
+
+def _fine_tune_run(folder: Path, train: pd.DataFrame, test: pd.DataFrame, options: TransformerClassifierParams,
+                   seed: int, name: str, device: str) -> tuple[list[str], np.ndarray]:
+    model = fine_tune(folder, list(train["text"]), list(train["label"]), options, seed, name, device)
+    return model.classes, predict_proba(model, list(test["text"]))
 
 
 def figures(args: argparse.Namespace) -> list[Figure]:
@@ -57,15 +68,12 @@ def figures(args: argparse.Namespace) -> list[Figure]:
     seconds = {"features": 0.0, "fine_tune": 0.0}
     for name, corpus in corpora.items():
         train = corpus[corpus["split"] == "train"]
-        texts, labels = list(train["text"]), list(train["label"])
-        took, head = timed(lambda: train_head(cache.features(texts), labels, options.head_c, options.head_max_iter))
-        took_test, proba = timed(lambda: head.predict_proba(cache.features(list(test["text"]))))
-        seconds["features"] += took + took_test
-        accuracy["features"][name] = score_probabilities(list(head.classes_), proba, test["label"])["accuracy"]
-        took, model = timed(lambda: fine_tune(folder, texts, labels, options, params.seed, name, device))
-        took_test, proba = timed(lambda: predict_proba(model, list(test["text"])))
-        seconds["fine_tune"] += took + took_test
-        accuracy["fine_tune"][name] = score_probabilities(model.classes, proba, test["label"])["accuracy"]
+        for mode, (took, (classes, proba)) in {
+            "features": timed(partial(_features_run, cache, train, test, options)),
+            "fine_tune": timed(partial(_fine_tune_run, folder, train, test, options, params.seed, name, device)),
+        }.items():
+            seconds[mode] += took
+            accuracy[mode][name] = score_probabilities(classes, proba, test["label"])["accuracy"]
         print(f"transformer_modes: {name}: features {accuracy['features'][name]:.3f}, "
               f"fine-tuned {accuracy['fine_tune'][name]:.3f}")
     names = list(corpora)

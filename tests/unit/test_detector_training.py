@@ -178,21 +178,3 @@ def test_scored_detection_at_the_trained_threshold_is_detect_and_lower_confidenc
     assert sum(map(len, loose)) > sum(map(len, scored))
     assert probability(logit(0.2)) == pytest.approx(0.2)
 
-
-def test_length_batches_cover_every_window_once_in_batches_of_similar_length() -> None:
-    import numpy as np
-
-    from textsift.models.detector_training import length_batches
-
-    rng = np.random.default_rng(3)
-    lengths = rng.integers(5, 128, size=1000)
-    batches = length_batches(lengths, 16, np.random.default_rng(0), bucket_batches=10)
-    assert len(batches) == 63 and sorted(np.concatenate(batches).tolist()) == list(range(1000))
-    padded = sum(len(b) * lengths[b].max() for b in batches)
-    shuffled = np.random.default_rng(0).permutation(1000)
-    random_padded = sum(len(b) * lengths[b].max() for b in np.array_split(shuffled, 63))
-    assert padded < 0.7 * random_padded  # far less padding than random batches
-    again = length_batches(lengths, 16, np.random.default_rng(0), bucket_batches=10)
-    assert all(np.array_equal(a, b) for a, b in zip(batches, again, strict=True))  # seeded
-    other = length_batches(lengths, 16, np.random.default_rng(1), bucket_batches=10)
-    assert not all(np.array_equal(a, b) for a, b in zip(batches, other, strict=True))  # and random

@@ -25,6 +25,7 @@ from textsift.interests.params import InterestParams
 from textsift.interests.rouge import corpus_rouge
 from textsift.interests.synthetic import NONE, SEPARATOR, InterestPost
 from textsift.interests.unilm import UniLMSeq2Seq, beam_search, encode_pairs, loss
+from textsift.models.bucketing import length_batches
 from textsift.models.detector_encoders import INIT_STD, init_weights, keep_layers, minilm_folder
 from textsift.models.loading import hf_folders, isolated_bert, load_pretrained
 from textsift.models.schedule import warmup_then_decay
@@ -75,13 +76,14 @@ def train_interest_model(posts: Sequence[InterestPost], params: InterestParams, 
     optimizer = torch.optim.AdamW(im.model.parameters(), lr=params.learning_rate, weight_decay=0.01)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_then_decay(steps, params.warmup_fraction))
     order_rng = generator(seed, "interests.order")
-    order = np.empty(0, dtype=int)
+    lengths = [len(source) + len(target) for source, target in zip(sources, targets, strict=True)]  # chars ~ tokens
+    batches: list[np.ndarray] = []
     started, every = time.perf_counter(), max(1, steps // PROGRESS_LOGS)
     with global_torch_rng(torch_seed(seed, "interests.dropout")):
         for step in range(steps):
-            if len(order) < params.batch_size:
-                order = np.concatenate([order, order_rng.permutation(len(posts))])
-            picked, order = order[:params.batch_size], order[params.batch_size:]
+            if not batches:  # a new epoch: batches of similar length (textsift.models.bucketing)
+                batches = length_batches(lengths, params.batch_size, order_rng)
+            picked = batches.pop()
             batch = encode_pairs(im.tokenizer, [sources[i] for i in picked], [targets[i] for i in picked],
                                  params.max_source, params.max_target)
             batch = type(batch)(*(t.to(device) for t in (batch.input_ids, batch.segments, batch.attention,

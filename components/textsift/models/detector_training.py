@@ -9,7 +9,7 @@ and decay, gradient clipping, bf16 autocast on CUDA. Randomness is seeded from
 dropout, which PyTorch draws from its default generator, forked and seeded for the duration of
 training only, as in :mod:`textsift.models.training`.
 
-Batches hold windows of similar length (:func:`length_batches`): GlobalPointer scores every
+Batches hold windows of similar length (:func:`textsift.models.bucketing.length_batches`): GlobalPointer scores every
 (start, end) pair, so a batch costs the square of its longest window, and random batches of this
 mix (tweets, synthetic sentences, corpus documents) padded to 2.2x the tokens and 4x the pairs.
 """
@@ -23,12 +23,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
 import torch
 from torch.optim.lr_scheduler import LambdaLR
 
 from textsift.device import global_torch_rng
 from textsift.errors import InputError
+from textsift.models.bucketing import length_batches
 from textsift.models.detector import Detector, Example, build_detector, forward_windows
 from textsift.models.detector_windows import Window, make_windows, text_token_spans, tokenize, window_targets
 from textsift.models.flat_tagging import IGNORE, flat_loss, spans_to_tags
@@ -37,7 +37,6 @@ from textsift.models.params import DetectorParams
 from textsift.rng import generator, torch_seed
 
 log = logging.getLogger("textsift")
-BUCKET_BATCHES = 50  # batches per length bucket: sorted within a shuffled chunk of this many batches
 
 
 class TrainedDetector(NamedTuple):
@@ -92,21 +91,6 @@ def _schedule(optimizer: torch.optim.Optimizer, total: int, warmup_fraction: flo
     """Linear warm-up over ``warmup_fraction`` of the steps, then linear decay to zero."""
     warmup = max(1, int(total * warmup_fraction))
     return LambdaLR(optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))))
-
-
-def length_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator,
-                   bucket_batches: int = BUCKET_BATCHES) -> list[np.ndarray]:
-    """One epoch's batches: a random permutation cut into chunks of ``bucket_batches`` batches, each chunk sorted
-    by length and cut into batches, the batches then shuffled. Every index once; ``ceil(n / batch_size)``
-    batches; a batch's windows have similar lengths, and which windows meet stays random."""
-    lengths = np.asarray(lengths)
-    order, chunk = rng.permutation(len(lengths)), batch_size * bucket_batches
-    batches: list[np.ndarray] = []
-    for begin in range(0, len(order), chunk):
-        part = order[begin:begin + chunk]
-        part = part[np.argsort(lengths[part], kind="stable")]
-        batches.extend(part[i:i + batch_size] for i in range(0, len(part), batch_size))
-    return [batches[i] for i in rng.permutation(len(batches))]
 
 
 def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan]], seed: int,

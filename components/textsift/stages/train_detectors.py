@@ -8,9 +8,9 @@ annotated social-media text, WNUT-17 and the Broad Twitter Corpus (their test fi
 they are the real-text figures ``detector.real.<corpus>.*``). Trains the GlobalPointer detector
 (``detectors.model``) in two steps (``detectors.pretrain``): on the corpus-independent sources — synthetic,
 WNUT-17, BTC — once per user (:mod:`textsift.user_cache`), then on the corpus's own examples with as many of
-those replayed, so a new project pays only for its corpus; and, with ``detectors.compare_flat``, the flat BIO tagger on the same
-encoder and data (the paper's nested vs flat comparison); scores both on the held-out splits per
-source and per type. The detector goes to MLflow (artifact ``detector``); the DVC
+those replayed, so a new project pays only for its corpus; and, with ``detectors.compare_flat``, the flat BIO
+tagger on the same encoder and data (the paper's nested vs flat comparison); scores both on the held-out
+splits per source and per type. The detector goes to MLflow (artifact ``detector``); the DVC
 output is the pointer ``models/detector.json`` (its sha256, the run's tag), as for the fill-in
 model; the ``detect`` stage runs it, with the other recognizers, over the corpus. The training
 data holds corpus text, so only counts, scores and the model are logged.
