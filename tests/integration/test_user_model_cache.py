@@ -16,7 +16,7 @@ from textsift.stages import run_stage
 from textsift.tracking import Tracker
 
 pytestmark = pytest.mark.integration
-TINY = {"detectors__data__synthetic_docs": 40}
+TINY = {"detectors__data__synthetic_docs": 40, "detectors__pretrain__enabled": True}
 
 
 def _train(root: Path) -> tuple[dict[str, float], dict, dict[str, str]]:

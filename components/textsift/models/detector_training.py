@@ -156,11 +156,15 @@ def train_detector(
     return TrainedDetector(detector, losses)
 
 
-def continue_training(detector: Detector, examples: Sequence[Example], epochs: int, seed: int) -> TrainedDetector:
+def continue_training(detector: Detector, examples: Sequence[Example], epochs: int, seed: int,
+                      rate_scale: float = 1.0) -> TrainedDetector:
     """Train an already trained ``detector`` further on ``examples`` for ``epochs`` (same types, optimizer recipe
-    and schedule shape as :func:`train_detector`; its own batch order and dropout streams). Returns the detector,
-    trained in place, in eval mode."""
-    detector.params = detector.params.model_copy(update={"epochs": epochs})
+    and schedule shape as :func:`train_detector`, its learning rates times ``rate_scale``; its own batch order and
+    dropout streams). Returns the detector, trained in place, in eval mode."""
+    trained_with = detector.params
+    detector.params = trained_with.model_copy(update={
+        "epochs": epochs, "learning_rate": trained_with.learning_rate * rate_scale,
+        "head_learning_rate": trained_with.head_learning_rate * rate_scale})
     windows, targets = training_windows(detector, examples)
     if not windows:
         raise InputError("detector: the examples to continue training on hold no tokens")
@@ -168,4 +172,5 @@ def continue_training(detector: Detector, examples: Sequence[Example], epochs: i
     with global_torch_rng(torch_seed(seed, "detector.continue.dropout"), detector.device):
         losses = _fit(detector, windows, targets, seed, "detector.continue.shuffle")
     detector.net.eval()
+    detector.params = trained_with.model_copy(update={"epochs": trained_with.epochs})
     return TrainedDetector(detector, losses)

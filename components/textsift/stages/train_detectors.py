@@ -6,9 +6,10 @@ a corpus without them, silver labels on its training split from offline teachers
 the pattern recognizers, ``detectors.data.silver``; their agreement is logged), and real
 annotated social-media text, WNUT-17 and the Broad Twitter Corpus (their test files never train:
 they are the real-text figures ``detector.real.<corpus>.*``). Trains the GlobalPointer detector
-(``detectors.model``) in two steps (``detectors.pretrain``): on the corpus-independent sources — synthetic,
-WNUT-17, BTC — once per user (:mod:`textsift.user_cache`), then on the corpus's own examples with as many of
-those replayed, so a new project pays only for its corpus; and, with ``detectors.compare_flat``, the flat BIO
+(``detectors.model``) on all of them at once or, with ``detectors.pretrain``, in two steps: on the
+corpus-independent sources — synthetic, WNUT-17, BTC — once per user (:mod:`textsift.user_cache`), then on the
+corpus's own examples with some of those replayed, so a new project pays only for its corpus (at some quality:
+see :class:`textsift.config.PretrainParams`); and, with ``detectors.compare_flat``, the flat BIO
 tagger on the same encoder and data (the paper's nested vs flat comparison); scores both on the held-out
 splits per source and per type. The detector goes to MLflow (artifact ``detector``); the DVC
 output is the pointer ``models/detector.json`` (its sha256, the run's tag), as for the fill-in
@@ -203,7 +204,8 @@ def _train(ctx: StageContext, data: DetectorData, device: str, encoder: Path | N
     log.info("train_detectors: training on %d corpus examples and %d replayed ones, %d epochs", len(own),
              len(replayed), settings.pretrain.fine_tune_epochs)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.detector.pretrained_cached": str(not entry.trained).lower()})
-    return continue_training(detector, own + replayed, settings.pretrain.fine_tune_epochs, seed), entry.metrics
+    return continue_training(detector, own + replayed, settings.pretrain.fine_tune_epochs, seed,
+                             settings.pretrain.rate_scale), entry.metrics
 
 
 def run(ctx: StageContext) -> None:
