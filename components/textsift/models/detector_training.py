@@ -76,6 +76,12 @@ def batch_loss(detector: Detector, windows: Sequence[Window], targets: Sequence[
     return flat_loss(output, tags.to(output.device))
 
 
+def _freeze_word_embeddings(detector: Detector) -> None:
+    """``freeze_word_embeddings``: no gradient and no optimizer step over a pretrained encoder's word embeddings."""
+    if detector.params.freeze_word_embeddings and detector.params.encoder != "roformer":
+        detector.net.encoder.get_input_embeddings().weight.requires_grad_(False)
+
+
 def _optimizer(detector: Detector) -> torch.optim.Optimizer:
     params = detector.params
     net = detector.net
@@ -147,6 +153,7 @@ def train_detector(
         raise InputError("detector: the training examples hold no spans, so there is no entity type to learn")
     init = torch.Generator().manual_seed(torch_seed(seed, "detector.init"))
     detector = build_detector(params, labels, init, encoder_folder, device)
+    _freeze_word_embeddings(detector)
     windows, targets = training_windows(detector, examples)
     if not windows:
         raise InputError("detector: the training examples hold no tokens")
@@ -165,6 +172,7 @@ def continue_training(detector: Detector, examples: Sequence[Example], epochs: i
     detector.params = trained_with.model_copy(update={
         "epochs": epochs, "learning_rate": trained_with.learning_rate * rate_scale,
         "head_learning_rate": trained_with.head_learning_rate * rate_scale})
+    _freeze_word_embeddings(detector)
     windows, targets = training_windows(detector, examples)
     if not windows:
         raise InputError("detector: the examples to continue training on hold no tokens")

@@ -44,6 +44,10 @@ class DetectorParams(Frozen):
         32, ge=0, description="tokens shared by consecutive windows of a long text (each window reports the spans "
                               "starting in its share; spans up to stride/2 tokens long cross a border safely)",
     )
+    freeze_word_embeddings: bool = Field(
+        True, description="a pretrained encoder's word-embedding matrix stays as pretrained (80% of a 1-layer "
+                          "MiniLM detector's weights: updating it was a third of each training step); a roformer "
+                          "trains its own")
     epochs: int = Field(3, ge=1)
     batch_size: int = Field(16, ge=1, description="training windows per optimizer step")
     learning_rate: float = Field(5e-5, gt=0, description="AdamW learning rate of a pretrained encoder")
