@@ -8,38 +8,27 @@ forwarder per task, every running task got every task's lines (23 of 43 misfiled
 from __future__ import annotations
 
 import logging
-import time
 
 import pytest
-from prefect import flow, task
+from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import LogFilter, LogFilterTaskRunId
 from prefect.futures import wait
 from prefect.logging.handlers import APILogHandler, APILogWorker
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows.pipeline import textsift_logs_to_prefect
+from tests.integration.worker_flow import LINES, chatty
 
 pytestmark = pytest.mark.integration
-LINES = 15
-
-
-@task(task_run_name="{name}")
-def chatty(name: str) -> str:
-    with textsift_logs_to_prefect():
-        for i in range(LINES):
-            logging.getLogger("textsift").info("line %s-%d", name, i)
-            time.sleep(0.02)  # the two tasks' lines interleave
-    from prefect.runtime import task_run
-
-    return str(task_run.id)
 
 
 @flow(task_runner=ThreadPoolTaskRunner(max_workers=2))
 def side_by_side() -> dict[str, str]:
     futures = {name: chatty.submit(name) for name in ("alpha", "beta")}
     wait(list(futures.values()))
-    return {name: future.result() for name, future in futures.items()}
+    for future in futures.values():
+        future.result()
+    return {name: str(future.task_run_id) for name, future in futures.items()}
 
 
 def test_each_task_run_gets_its_own_lines_only(monkeypatch: pytest.MonkeyPatch) -> None:

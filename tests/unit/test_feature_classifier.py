@@ -4,23 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.unit.test_transformer_classifier import _corpus
 from textsift.budgets.sentence_encoder import encode, load_sentence_encoder
 from textsift.evaluation.feature_classifier import FeatureCache, train_head
 from textsift.evaluation.utility import score_probabilities
 from textsift.models.detector_encoders import minilm_folder
-
-POSITIVE = ["great {} and a lovely team", "the {} was wonderful, thank you", "really happy with the {}"]
-NEGATIVE = ["awful {} and a rude team", "the {} was terrible, never again", "really angry about the {}"]
-THINGS = ["app", "delivery", "food", "room", "support", "update", "checkout", "order"]
-
-
-def _corpus() -> tuple[list[str], list[str]]:
-    texts, labels = [], []
-    for thing in THINGS:
-        for pos, neg in zip(POSITIVE, NEGATIVE, strict=True):
-            texts += [pos.format(thing), neg.format(thing)]
-            labels += ["pos", "neg"]
-    return texts, labels
 
 
 def test_a_head_on_frozen_features_learns_what_the_majority_class_cannot(one_torch_thread: None) -> None:
