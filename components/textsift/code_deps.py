@@ -85,15 +85,20 @@ def _relative(path: Path) -> str:
     return f"{LIB}/{path.relative_to(ROOT).as_posix()}"
 
 
+def module_files(modules: tuple[str, ...]) -> tuple[Path, ...]:
+    """The source files of ``modules``' import closures and the data files in their packages' folders, sorted."""
+    files: set[Path] = set()
+    for module in frozenset().union(*(closure(m) for m in modules)):
+        path = module_path(module)
+        assert path is not None
+        files.add(path)
+        files.update(p for p in path.parent.iterdir() if p.suffix in DATA_SUFFIXES and p.is_file())
+    return tuple(sorted(files))
+
+
 @cache
 def stage_code(stage: str, loads: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The files ``textsift.stages.<stage>`` depends on, relative to the repository root, sorted: the
     import closure's sources (of the stage module and of the modules it ``loads`` by name, such as the
     mechanism implementations) and the data files in their packages' folders."""
-    files: set[str] = set()
-    for module in frozenset().union(*(closure(m) for m in (f"{PACKAGE}.stages.{stage}", *loads))):
-        path = module_path(module)
-        assert path is not None
-        files.add(_relative(path))
-        files.update(_relative(p) for p in path.parent.iterdir() if p.suffix in DATA_SUFFIXES and p.is_file())
-    return tuple(sorted(files))
+    return tuple(sorted(_relative(path) for path in module_files((f"{PACKAGE}.stages.{stage}", *loads))))

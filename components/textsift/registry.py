@@ -147,14 +147,14 @@ STAGES: tuple[Stage, ...] = (
         name="train_fill_in",
         summary="train the WordPiece tokenizer and masked LM of DataSifterText on the training split",
         reads=("corpus",),
-        params=("seed", "device", "fill_in", "tracking.log_models"),
+        params=("seed", "device", "fill_in", "tracking.log_models", "ingest.source.kind"),  # demo: may be cached
         gpu=True,
     ),
     Stage(
         name="train_detectors",
         summary="train the DPER nested privacy-entity detector (and the flat baseline) offline",
         reads=("corpus", "fill_in"),
-        params=("seed", "device", "detectors", "tracking.log_models"),
+        params=("seed", "device", "detectors", "tracking.log_models", "ingest.source.kind"),  # demo: may be cached
         input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
         gpu=True,
         unneeded=lambda params, key: () if params.detectors.model.encoder == "fill_in" else ("fill_in",),

@@ -1,11 +1,15 @@
-"""The per-user cache of models that no corpus changes: trained once per machine, not once per project or run.
+"""The per-user cache of models trained on nobody's data: trained once per machine, not once per project or run.
 
-Some models are trained on data that is the same for every corpus (the IPI interest model learns from seeded
-synthetic posts, METHODS.md §4.2). Training them again in every project, fresh clone, CI run and test is the
-same work for the same bytes. Each such model is an entry keyed by the digest of its *recipe*: everything that
-decides its weights — the params that train it, the seed, the source of the code that trains it (its import
-closure, :mod:`textsift.code_deps`, with its packages' data files), the library versions and the device kind.
-Change any of them and it is another entry: nothing stale is ever reused.
+Some models are trained only on data that holds no user's text: the IPI interest model learns from seeded
+synthetic posts (METHODS.md §4.2); on the generated demo corpus (``ingest.source.kind: demo``, seeded
+synthetic documents) the detector and the fill-in model learn from that corpus and public datasets.
+Training them again in every project, fresh clone, CI run and test is the same work for the same bytes. Each
+such model is an entry keyed by the digest of its *recipe*: everything that decides its weights — the params
+that train it, the seed, the source of the code that trains it (its import closure, :mod:`textsift.code_deps`,
+with its packages' data files), the data files (the corpus among them), the library versions and the device
+kind. Change any of them and it is another entry: nothing stale is ever reused. A model trained on a corpus
+read from a file is never put here (``share=False``): it stays in the project's MLflow store, so removing
+the project removes it.
 
 Where: ``$TEXTSIFT_CACHE_DIR`` or the user's cache folder (``~/.cache/textsift`` on Linux, from
 ``platformdirs``); ``TEXTSIFT_CACHE_DIR=off`` turns the cache off (every run trains).
@@ -29,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from textsift.artifacts import dir_sha256
-from textsift.code_deps import closure, module_path
+from textsift.code_deps import module_files
 from textsift.corpus import atomic_dir, write_json
 from textsift.locks import exclusive
 
@@ -52,16 +56,6 @@ def cache_root() -> Path | None:
     return Path(user_cache_dir("textsift"))
 
 
-def _code_files(modules: Iterable[str]) -> list[Path]:
-    files: set[Path] = set()
-    for module in frozenset().union(*(closure(m) for m in modules)):
-        path = module_path(module)
-        assert path is not None
-        files.add(path)
-        files.update(p for p in path.parent.iterdir() if p.suffix in (".txt", ".json", ".yaml", ".csv"))
-    return sorted(files)
-
-
 def recipe_digest(name: str, recipe: Mapping[str, Any], modules: Iterable[str], data: Iterable[Path] = ()) -> str:
     """The key of model ``name`` trained from ``recipe`` (JSON-able: params, seed, device kind) by the code of
     ``modules`` (``textsift`` modules; their import closures count) on the files ``data`` (folders: every file in
@@ -69,7 +63,7 @@ def recipe_digest(name: str, recipe: Mapping[str, Any], modules: Iterable[str], 
     digest = hashlib.sha256()
     versions = {package: metadata.version(package) for package in VERSIONED}
     digest.update(json.dumps({"name": name, "recipe": recipe, "versions": versions}, sort_keys=True).encode())
-    for path in _code_files(modules):
+    for path in module_files(tuple(modules)):
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     for item in data:
         digest.update(b"data\0" + (dir_sha256(item) if item.is_dir() else hashlib.sha256(item.read_bytes()).hexdigest())
@@ -99,13 +93,15 @@ def _verified(place: Path) -> Entry | None:
     return None
 
 
-def cached_model(name: str, digest: str, build: Callable[[Path], Mapping[str, float]], scratch: Path) -> Entry:
+def cached_model(name: str, digest: str, build: Callable[[Path], Mapping[str, float]], scratch: Path,
+                 share: bool = True) -> Entry:
     """The entry ``name``/``digest``, built by ``build(folder)`` (which writes the model into ``folder`` and returns
-    its metrics) when the cache lacks it or holds it damaged. With the cache off it is built under ``scratch``, a
-    folder the caller owns."""
-    root = cache_root()
+    its metrics) when the cache lacks it or holds it damaged. With the cache off, or ``share`` False (a model
+    trained on a user's corpus), it is built under ``scratch``, a folder the caller owns, and nothing is cached."""
+    root = cache_root() if share else None
     if root is None:
         return Entry(scratch / MODEL, dict(build(scratch / MODEL)), trained=True)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)  # the user's own: other accounts cannot list or read it
     place = root / "models" / name / digest
     with exclusive(root / "models" / name / f".{digest}.lock"):
         found = _verified(place)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 
 from flows.pipeline import pipeline, task_runner
 from tests.integration.conftest import FULL_PIPELINE, make_project, sha256
+from textsift import user_cache
 from textsift.config import load_params
 from textsift.registry import instances
 from textsift.secret_key import KEY_FILE
@@ -47,7 +49,14 @@ class Placements(SchedulerPlugin):
 
 
 @pytest.fixture(scope="module")
-def dask_run(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> dict:
+def dask_run(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> Iterator[dict]:
+    """The flow on Dask, its models trained again (no per-user model cache): the same bytes as the thread run's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(user_cache.ENV, user_cache.OFF)
+        yield _dask_run(tmp_path_factory, flow_run)
+
+
+def _dask_run(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> dict:
     root = make_project(tmp_path_factory.mktemp("dask"), **FULL_PIPELINE)
     (root / KEY_FILE).parent.mkdir(parents=True)
     shutil.copy(flow_run["root"] / KEY_FILE, root / KEY_FILE)  # the same key holder: the same draws

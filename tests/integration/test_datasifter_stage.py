@@ -9,6 +9,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.integration.conftest import make_project
+from textsift import user_cache
 from textsift.artifacts import SHA_TAG, read_pointer
 from textsift.config import TrackingParams
 from textsift.corpus import read_corpus
@@ -22,7 +23,8 @@ SETTING = {"kind": "datasifter", "whitelist_spans": True, "replacement": "rake_k
            "fill_order": "parallel"}
 
 
-def test_train_fill_in_then_privatize(tmp_path: Path) -> None:
+def test_train_fill_in_then_privatize(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(user_cache.ENV, user_cache.OFF)  # trained twice below, not taken from the per-user cache
     overrides = {f"fill_in__{k}": v for k, v in FILL_IN.items()}
     root = make_project(tmp_path / "p", privatize__settings={"ds": SETTING}, **overrides)
     run_stage("ingest", root=root)

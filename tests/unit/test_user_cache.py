@@ -112,7 +112,7 @@ def test_the_digest_changes_with_every_part_of_the_recipe(tmp_path: Path, monkey
     assert recipe_digest("m", {"epochs": 3, "seed": 1}, ("textsift.interests.training",)) != base
     source = tmp_path / "module.py"
     source.write_text("x = 1\n", encoding="utf-8")
-    monkeypatch.setattr(user_cache, "_code_files", lambda modules: [source])
+    monkeypatch.setattr(user_cache, "module_files", lambda modules: (source,))
     before = recipe_digest("m", {"epochs": 3}, CODE)
     source.write_text("x = 2\n", encoding="utf-8")  # the training code changed: another entry
     changed = recipe_digest("m", {"epochs": 3}, CODE)

@@ -89,6 +89,12 @@ class StageContext:
                              f"(registry reads for its params: {', '.join(self.reads) or 'none'})")
         return self.root / catalog_path(name, key)
 
+    @property
+    def corpus_is_demo(self) -> bool:
+        """Whether the corpus is the generated demo (seeded synthetic documents: nobody's data), so models trained on
+        it may go to the per-user cache (:mod:`textsift.user_cache`); a corpus read from a file never does."""
+        return self.params.ingest.source.kind == "demo"
+
     def model(self, name: str) -> Path | None:
         """The local folder of model artifact ``name`` (a pointer in the catalog; the model itself in MLflow,
         fetched once into the model cache); None when the pointer says the model was not trained."""

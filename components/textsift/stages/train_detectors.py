@@ -14,7 +14,9 @@ tagger on the same encoder and data (the paper's nested vs flat comparison); sco
 splits per source and per type. The detector goes to MLflow (artifact ``detector``); the DVC
 output is the pointer ``models/detector.json`` (its sha256, the run's tag), as for the fill-in
 model; the ``detect`` stage runs it, with the other recognizers, over the corpus. The training
-data holds corpus text, so only counts, scores and the model are logged.
+data holds corpus text, so only counts, scores and the model are logged. On the generated demo corpus
+(nobody's data) the trained detector is kept in the per-user cache, so a fresh clone on the same machine
+reuses it; a detector trained on a corpus read from a file stays in the project.
 """
 
 from __future__ import annotations
@@ -24,12 +26,16 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import pandas as pd
 
 from textsift import quality, user_cache
 from textsift.artifacts import INTERESTS_SHA_TAG, SHA_TAG, write_pointer
 from textsift.corpus import read_corpus, write_json
 from textsift.detection.params import ENTITY_TYPES, DetectionParams
 from textsift.detection.recognizers.build import build_recognizers
+from textsift.detection.recognizers.spacy_ner import PACKAGES as SPACY_PACKAGES
 from textsift.detection.scoring import detection_scores
 from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import DetectorData, load_detector_data, resolve, silver_applies
@@ -208,37 +214,83 @@ def _train(ctx: StageContext, data: DetectorData, device: str, encoder: Path | N
                              settings.pretrain.rate_scale), entry.metrics
 
 
+EPOCH_LOSS = "train.epoch_loss."  # the cached metrics carry the epoch losses, logged as MLflow steps
+
+
+def _detector_digest(ctx: StageContext, device: str, encoder: Path | None, silver: bool) -> str:
+    """The detector's recipe digest: the detector params (the interest model's aside), seed, device, the stage's
+    code, the corpus, the real-text files and the fill-in encoder when it is one (and spaCy's version when it
+    teaches silver labels)."""
+    settings = ctx.params.detectors
+    data = settings.data
+    files = [ctx.input("corpus"), *(resolve(p, ctx.root) for p in (data.wnut17_path, data.btc_path) if p)]
+    recipe = {"detectors": settings.model_dump(mode="json", exclude={"interests"}), "seed": ctx.params.seed,
+              "device": device, "teachers": _teacher_versions() if silver else None}
+    return user_cache.recipe_digest(ARTIFACT, recipe, (__name__,), [*files, *([encoder] if encoder else [])])
+
+
+def _teacher_versions() -> dict[str, str | None]:
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {}
+    for package in ("spacy", *SPACY_PACKAGES):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def _trained_detector(ctx: StageContext, corpus: pd.DataFrame, device: str, encoder: Path | None,
+                      teachers: Any, folder: Path) -> dict[str, float]:
+    """Train the detector (and the flat tagger to compare) on the training data, save it to ``folder``; the data
+    counts, held-out scores and epoch losses."""
+    params, settings = ctx.params, ctx.params.detectors
+    data = load_detector_data(settings.data, params.seed, corpus if settings.data.corpus_spans else None, ctx.root,
+                              teachers)
+    log.info("train_detectors: %d training examples, %d types, encoder %s, device %s", len(data.train),
+             len(data.label_set), settings.model.encoder, device)
+    trained, pretrain_metrics = _train(ctx, data, device, encoder)
+    metrics = {**_counts(data), **data.metrics, **pretrain_metrics, **scores(trained.detector, data, "detector"),
+               **{f"{EPOCH_LOSS}{i}": loss for i, loss in enumerate(trained.epoch_losses, start=1)}}
+    if settings.compare_flat:
+        flat = train_detector(data.train, settings.model.model_copy(update={"model": "flat"}), params.seed, device,
+                              labels=data.label_set, encoder_folder=encoder)
+        metrics.update(scores(flat.detector, data, "flat"))
+    save_detector(trained.detector, folder)
+    return metrics
+
+
 def run(ctx: StageContext) -> None:
     """Train the DPER detector (METHODS.md §4.1), the flat tagger to compare and the IPI interest model (§4.2).
 
     Reads ``corpus`` (and ``fill_in`` when it is the encoder); writes the pointers ``detector`` and ``interests`` and
     ``train_detectors_metrics``; logs the epoch losses, the metrics and the models to MLflow (the run tagged with their
-    sha256) and lines with the training data and the test F1.
+    sha256) and lines with the training data and the test F1. On the demo corpus the detector comes from the per-user
+    cache when this recipe was trained before (``StageContext.corpus_is_demo``; tag ``textsift.detector.cached``).
     """
-    params, settings = ctx.params, ctx.params.detectors
+    settings = ctx.params.detectors
     corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="train_detectors_input").raise_if_failed()
+    silver = silver_applies(settings.data, corpus)
     teachers = (build_recognizers(DetectionParams(recognizers=list(settings.data.silver.teachers)), None)
-                if silver_applies(settings.data, corpus) else None)  # spaCy is loaded only when it teaches
-    data = load_detector_data(settings.data, params.seed, corpus if settings.data.corpus_spans else None, ctx.root,
-                              teachers)
-    device = resolve_device(params.device)
+                if silver else None)  # spaCy is loaded only when it teaches
+    device = resolve_device(ctx.params.device)
     encoder = ctx.model("fill_in") if settings.model.encoder == "fill_in" else None
-    log.info("train_detectors: %d training examples, %d types, encoder %s, device %s", len(data.train),
-             len(data.label_set), settings.model.encoder, device)
-    trained, pretrain_metrics = _train(ctx, data, device, encoder)
-    ctx.tracker.log_metric_steps(ctx.run_id, "train.epoch_loss", list(enumerate(trained.epoch_losses, start=1)))
-    metrics = {**_counts(data), **data.metrics, **pretrain_metrics, **scores(trained.detector, data, "detector")}
-    if settings.compare_flat:
-        flat = train_detector(data.train, settings.model.model_copy(update={"model": "flat"}), params.seed, device,
-                              labels=data.label_set, encoder_folder=encoder)
-        metrics.update(scores(flat.detector, data, "flat"))
+    digest = _detector_digest(ctx, device, encoder, silver)
     with tempfile.TemporaryDirectory(prefix="textsift-detector-") as tmp:
-        local = Path(tmp) / ARTIFACT
-        save_detector(trained.detector, local)
-        ctx.tracker.log_dir(ctx.run_id, local, ARTIFACT)
-        pointer = write_pointer(ctx.output("detector"), ARTIFACT, ARTIFACT, local)
-    ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"]})
+        entry = user_cache.cached_model(
+            ARTIFACT, digest, lambda folder: _trained_detector(ctx, corpus, device, encoder, teachers, folder),
+            Path(tmp), share=ctx.corpus_is_demo)
+        if not entry.trained:
+            log.info("train_detectors: detector %s from the user cache (the demo corpus)", digest[:12])
+        ctx.tracker.log_dir(ctx.run_id, entry.folder, ARTIFACT)
+        pointer = write_pointer(ctx.output("detector"), ARTIFACT, ARTIFACT, entry.folder)
+    ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"], "textsift.detector.cached":
+                                      str(not entry.trained).lower()})
+    losses = sorted((int(k[len(EPOCH_LOSS):]), v) for k, v in entry.metrics.items() if k.startswith(EPOCH_LOSS))
+    ctx.tracker.log_metric_steps(ctx.run_id, "train.epoch_loss", losses)
+    metrics = {k: v for k, v in entry.metrics.items() if not k.startswith(EPOCH_LOSS)}
     metrics.update(train_interests(ctx, device))
     ctx.write_metrics("train_detectors_metrics", metrics)
     ctx.log_metrics(metrics)

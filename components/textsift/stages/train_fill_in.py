@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from textsift import quality
+from textsift import quality, user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.corpus import read_corpus
 from textsift.device import resolve_device
@@ -29,31 +29,51 @@ log = logging.getLogger("textsift")
 ARTIFACT = "fill_in"
 
 
+STEP_LOSS = "train.step_loss."  # the cached metrics carry the step losses, logged as MLflow steps
+
+
+def _trained(ctx: StageContext, texts: list[str], device: str, folder: Path) -> dict[str, float]:
+    """Build (or continue) and train the masked LM on ``texts``, save it to ``folder`` (transformers format); its
+    metrics and step losses."""
+    params, fill = ctx.params, ctx.params.fill_in
+    init = torch.Generator().manual_seed(torch_seed(params.seed, "fill_in.init"))
+    fm = continue_from(ctx.path(fill.init_from), init) if fill.init_from else build_model(texts, fill, init)
+    log.info("train_fill_in: %d training documents, vocabulary %d, device %s", len(texts), len(fm.tokenizer), device)
+    losses: dict[str, float] = {}
+    metrics = train_mlm(fm, texts, fill, params.seed, device,
+                        on_step=lambda step, loss: losses.__setitem__(f"{STEP_LOSS}{step}", loss))
+    ctx.tracker.save_transformers_model(fm.model.to("cpu"), fm.tokenizer, folder)
+    return {**metrics, **losses}
+
+
 def run(ctx: StageContext) -> None:
     """Train DataSifterText's fill-in masked LM on the corpus's training split (METHODS.md §1.1).
 
     Reads ``corpus``; writes the pointer ``fill_in`` and ``train_fill_in_metrics``; logs every step's loss, the metrics
     and the model (transformers format, the run tagged with its sha256) to MLflow and a line with documents,
-    vocabulary size and device.
+    vocabulary size and device. On the demo corpus the model comes from the per-user cache when this recipe was
+    trained before (:attr:`~textsift.stages.StageContext.corpus_is_demo`; tag ``textsift.fill_in.cached``).
     """
     params, fill = ctx.params, ctx.params.fill_in
     corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="train_fill_in_input").raise_if_failed()
     texts = corpus.loc[corpus["split"] == "train", "text"].tolist()
     device = resolve_device(params.device)
-    init = torch.Generator().manual_seed(torch_seed(params.seed, "fill_in.init"))
-    fm = continue_from(ctx.path(fill.init_from), init) if fill.init_from else build_model(texts, fill, init)
-    log.info("train_fill_in: %d training documents, vocabulary %d, device %s", len(texts), len(fm.tokenizer), device)
-
-    losses: list[tuple[int, float]] = []
-    metrics = train_mlm(fm, texts, fill, params.seed, device, on_step=lambda step, loss: losses.append((step, loss)))
-    ctx.tracker.log_metric_steps(ctx.run_id, "train.step_loss", losses)
-    metrics["train.documents"] = len(texts)
+    recipe = {"fill_in": fill.model_dump(mode="json"), "seed": params.seed, "device": device}
+    data = [ctx.input("corpus"), *([ctx.path(fill.init_from)] if fill.init_from else [])]
+    digest = user_cache.recipe_digest(ARTIFACT, recipe, (__name__,), data)
     with tempfile.TemporaryDirectory(prefix="textsift-fill-in-") as tmp:
-        local = Path(tmp) / ARTIFACT
-        ctx.tracker.save_transformers_model(fm.model.to("cpu"), fm.tokenizer, local)
-        ctx.tracker.log_dir(ctx.run_id, local, ARTIFACT)
-        pointer = write_pointer(ctx.output("fill_in"), ARTIFACT, ARTIFACT, local)
-    ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"]})
+        entry = user_cache.cached_model(ARTIFACT, digest, lambda folder: _trained(ctx, texts, device, folder),
+                                        Path(tmp), share=ctx.corpus_is_demo)
+        if not entry.trained:
+            log.info("train_fill_in: model %s from the user cache (the demo corpus)", digest[:12])
+        ctx.tracker.log_dir(ctx.run_id, entry.folder, ARTIFACT)
+        pointer = write_pointer(ctx.output("fill_in"), ARTIFACT, ARTIFACT, entry.folder)
+    ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"], "textsift.fill_in.cached":
+                                      str(not entry.trained).lower()})
+    losses = sorted((int(k[len(STEP_LOSS):]), v) for k, v in entry.metrics.items() if k.startswith(STEP_LOSS))
+    ctx.tracker.log_metric_steps(ctx.run_id, "train.step_loss", losses)
+    metrics = {k: v for k, v in entry.metrics.items() if not k.startswith(STEP_LOSS)}
+    metrics["train.documents"] = len(texts)
     ctx.write_metrics("train_fill_in_metrics", metrics)
     ctx.log_metrics(metrics)
