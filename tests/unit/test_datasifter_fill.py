@@ -116,3 +116,19 @@ def test_blacklisted_words_never_change(fm: FillInModel) -> None:
         assert all(new[i] == old[i] for i in protected)
         checked += len(protected)
     assert checked > 50
+
+
+@pytest.mark.parametrize("replacement", ["none", "rake_keyphrase"])
+def test_without_keyphrase_swaps_a_document_is_privatized_the_same_alone(fm: FillInModel, replacement: str) -> None:
+    from textsift.mechanisms.datasifter.mechanism import document_wise
+
+    ids = [f"d{i}" for i in range(len(TEXTS))]
+    setting = DataSifterSetting(kind="datasifter", replacement=replacement, k_clusters=2, window_overlap=4)
+    whole = sift(TEXTS, ids, setting, fm, ["alice"], default_blacklist(), seed=5).texts
+    rows = [1, 4, 8]
+    alone = sift([TEXTS[i] for i in rows], [ids[i] for i in rows], setting, fm, ["alice"], default_blacklist(), 5).texts
+    assert document_wise(setting) == (replacement == "none")
+    if document_wise(setting):  # the outsider replay then runs on the test documents alone
+        assert alone == [whole[i] for i in rows]
+    else:  # keyphrases come from other documents of the corpus
+        assert alone != [whole[i] for i in rows]

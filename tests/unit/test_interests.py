@@ -166,3 +166,35 @@ def test_cached_source_decoding_gives_the_states_of_the_full_forward_pass(one_to
         full = _last_states(im.model, [prefixes[i] + t for i, t in zip(rows, targets.tolist(), strict=True)],
                             [len(prefixes[i]) for i in rows], tok.pad_token_id, "cpu")
     torch.testing.assert_close(cached, full, atol=1e-4, rtol=1e-4)
+
+
+def test_the_pruned_beam_search_gives_the_plain_answer_in_fewer_steps(one_torch_thread: None) -> None:
+    from textsift.interests.params import InterestParams
+    from textsift.interests.training import build_model
+    from textsift.interests.unilm import beam_search
+
+    im = build_model(InterestParams(encoder_layers=1), seed=3)
+    im.model.eval()
+    tok = im.tokenizer
+    posts = [f"Post {i}: the parcel came late and I cooked ramen at home with {i} friends." for i in range(12)]
+    head = im.model.head
+    answers: dict[bool, list[str]] = {}
+    scored_rows = {True: 0, False: 0}
+    for end_logit in (0.0, 10.0, 14.0):  # how sure the model is that the answer ends after its first word
+        for prune in (True, False):
+            steps = [0]
+
+            def confident(states: torch.Tensor, prune: bool = prune, end_logit: float = end_logit,
+                          steps: list[int] = steps) -> torch.Tensor:
+                """The model's logits, scaled down, plus a first word it is sure of ("none") and an end it may be."""
+                logits = head(states) * 0.3
+                logits[:, tok.convert_tokens_to_ids("none") if steps[0] == 0 else tok.sep_token_id] += (
+                    15.0 if steps[0] == 0 else end_logit)
+                steps[0] += 1
+                scored_rows[prune] += len(states)
+                return logits
+
+            im.model.head = confident
+            answers[prune] = beam_search(im.model, tok, posts, 96, 3, 1, 12, prune=prune)
+        assert answers[True] == answers[False], end_logit  # exact: the same answer for every post
+    assert scored_rows[True] < scored_rows[False]

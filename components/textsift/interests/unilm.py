@@ -108,13 +108,18 @@ def loss(model: UniLMSeq2Seq, batch: Batch) -> torch.Tensor:
 
 @torch.no_grad()
 def beam_search(model: UniLMSeq2Seq, tokenizer: Any, sources: list[str], max_source: int, beam_size: int,
-                min_len: int, max_len: int, device: str = "cpu") -> list[str]:
+                min_len: int, max_len: int, device: str = "cpu", prune: bool = True) -> list[str]:
     """The best target text per source by beam search (Algorithm 2 of the paper), batched over sources.
 
     Each step scores every live beam's next token; the ``beam_size`` best continuations per source are
     kept; a beam ends when it emits [SEP] (not before ``min_len`` tokens) or reaches ``max_len``.
     The answer is the finished beam with the highest mean log-probability per token. A BERT-shaped
     encoder reads each post once (:mod:`textsift.interests.source_cache`); others re-read it every step.
+
+    ``prune``: a source's search stops once no live beam can finish above its best finished one. Log-probabilities
+    are at most 0, so a live beam with sum ``s`` can at best end with mean ``s / max_len``; when that is below the
+    best finished mean for every live beam, continuing cannot change the answer (exact: the same output as
+    ``prune=False``). A post answered ``none`` with confidence stops after two tokens instead of filling ``max_len``.
     """
     if not sources:
         return []
@@ -156,7 +161,7 @@ def beam_search(model: UniLMSeq2Seq, tokenizer: Any, sources: list[str], max_sou
                     done[i].append((score / len(tokens), tokens))
                 else:
                     beams[i].append((tokens, score))
-            if len(done[i]) >= beam_size:
+            if len(done[i]) >= beam_size or (prune and beams[i] and _settled(done[i], beams[i], max_len)):
                 beams[i] = []
     out = []
     for i in range(n):
@@ -164,6 +169,14 @@ def beam_search(model: UniLMSeq2Seq, tokenizer: Any, sources: list[str], max_sou
         best = max(finished, key=lambda item: item[0])[1] if finished else []
         out.append(tokenizer.decode(best, skip_special_tokens=True).strip())
     return out
+
+
+def _settled(done: list[tuple[float, list[int]]], live: list[tuple[list[int], float]], max_len: int) -> bool:
+    """Whether no live beam (tokens, sum of log-probabilities) can end with a mean above the best finished one."""
+    if not done:
+        return False
+    best = max(mean for mean, _ in done)
+    return all(score / max_len < best for _, score in live)
 
 
 def _last_states(model: UniLMSeq2Seq, sequences: list[list[int]], source_lengths: list[int], pad: int,

@@ -71,7 +71,8 @@ class Mechanism(Protocol):
     ``additive_metrics`` names the metrics that are totals over documents, which a chunked run
     (:mod:`textsift.chunked`) sums — it averages every other metric over the chunks, weighted by documents or by
     the metric ``metric_weight`` names;
-    ``servable(setting)`` says whether a setting ships as a model (:mod:`textsift.serving`; absent: never).
+    ``servable(setting)`` says whether a setting ships as a model (:mod:`textsift.serving`; absent: never);
+    ``document_wise(setting)`` says whether a mechanism that is not ``per_document`` is so under one setting.
     """
 
     per_document: bool

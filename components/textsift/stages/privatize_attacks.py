@@ -5,8 +5,8 @@ replays the setting's mechanism on candidate originals with the seed as its gues
 (:mod:`textsift.evaluation.outsider`); the same replay under a key derived from the secret one (unknowable
 to the outsider, the same on every run) is the no-information baseline, so ``attack.replay.gain`` near 0
 means the replay tells the outsider nothing. Measured on the test split: a per-document mechanism is
-replayed on the test documents alone; DataSifterText, which calibrates and swaps across the corpus, on the
-whole corpus. A pseudonym setting also gets the
+replayed on the test documents alone, as is DataSifterText without keyphrase swapping; with it (swaps across the
+corpus) on the whole corpus. A pseudonym setting also gets the
 dictionary attacker: the corpus's gold person names as candidates, a name confirmed when its
 recomputed pseudonym is in the published document (``attack.dictionary.*``).
 """
@@ -36,11 +36,12 @@ def replay_metrics(docs: Documents, published: list[str], test: np.ndarray, sett
     reproduces, the same under ``baseline_key`` (a key nobody but the holder can know), and the difference."""
     implementation = mechanism(setting.kind)
     rows = np.flatnonzero(test)
-    target = _rows(docs, rows) if implementation.per_document else docs
+    document_wise = getattr(implementation, "document_wise", lambda _: implementation.per_document)(setting)
+    target = _rows(docs, rows) if document_wise else docs
 
     def replayed(key: Key) -> list[str]:
         texts = implementation.privatize(target, setting, resources, key)[0]
-        return texts if implementation.per_document else [texts[i] for i in rows]
+        return texts if document_wise else [texts[i] for i in rows]
 
     originals, released = [docs.texts[i] for i in rows], [published[i] for i in rows]
     agreement = replay_agreement(originals, released, replayed(guess))

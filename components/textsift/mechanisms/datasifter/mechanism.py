@@ -35,7 +35,13 @@ def span_words(docs: Documents) -> list[list[str]]:
             for text, spans in zip(docs.texts, docs.gold, strict=True)]
 
 
-per_document = False  # the masking rate is calibrated, and keyphrases swapped, over the whole corpus (§1)
+per_document = False  # keyphrases are swapped between documents of the corpus (§1.4)
+
+
+def document_wise(setting: DataSifterSetting) -> bool:
+    """Whether a document's output depends on the document, its id and the key alone under ``setting``: without
+    keyphrase swapping (``replacement: none``) it does, as masking and fill-in draw per document (§1.2-1.3)."""
+    return setting.replacement == "none"
 
 
 def needs(setting: DataSifterSetting) -> tuple[tuple[str, str | None], ...]:
