@@ -13,7 +13,6 @@ import argparse
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
@@ -23,9 +22,9 @@ from textsift.config import TransformerClassifierParams, load_params
 from textsift.corpus import read_corpus
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
-from textsift.evaluation.feature_classifier import FeatureCache, train_head
-from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
+from textsift.evaluation.feature_classifier import FeatureCache
 from textsift.evaluation.utility import score_probabilities
+from textsift.stages.evaluate_utility import fine_tuned_probabilities, head_probabilities
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,18 +39,6 @@ def _corpora(root: Path) -> dict[str, pd.DataFrame]:
     return corpora
 
 
-def _features_run(cache: FeatureCache, train: pd.DataFrame, test: pd.DataFrame,
-                  options: TransformerClassifierParams) -> tuple[list[str], np.ndarray]:
-    head = train_head(cache.features(list(train["text"])), list(train["label"]), options.head_c, options.head_max_iter)
-    return [str(c) for c in head.classes_], head.predict_proba(cache.features(list(test["text"])))
-
-
-def _fine_tune_run(folder: Path, train: pd.DataFrame, test: pd.DataFrame, options: TransformerClassifierParams,
-                   seed: int, name: str, device: str) -> tuple[list[str], np.ndarray]:
-    model = fine_tune(folder, list(train["text"]), list(train["label"]), options, seed, name, device)
-    return model.classes, predict_proba(model, list(test["text"]))
-
-
 def figures(args: argparse.Namespace) -> list[Figure]:
     root = args.eval_root.resolve()
     if not (root / "data/privatized").is_dir():
@@ -63,17 +50,19 @@ def figures(args: argparse.Namespace) -> list[Figure]:
     folder = model_folder(options.encoder, root, None, "evaluate.transformer.encoder")
     corpora = _corpora(root)
     test = corpora["original"][corpora["original"]["split"] == "test"]
+    tests = {"original": test}
     cache = FeatureCache(load_sentence_encoder(folder, device), options.max_length, 64)
     accuracy: dict[str, dict[str, float]] = {"features": {}, "fine_tune": {}}
     seconds = {"features": 0.0, "fine_tune": 0.0}
     for name, corpus in corpora.items():
         train = corpus[corpus["split"] == "train"]
         for mode, (took, (classes, proba)) in {
-            "features": timed(partial(_features_run, cache, train, test, options)),
-            "fine_tune": timed(partial(_fine_tune_run, folder, train, test, options, params.seed, name, device)),
+            "features": timed(partial(head_probabilities, cache, train, tests, options)),
+            "fine_tune": timed(partial(fine_tuned_probabilities, folder, train, tests, options, params.seed, name,
+                                       device)),
         }.items():
             seconds[mode] += took
-            accuracy[mode][name] = score_probabilities(classes, proba, test["label"])["accuracy"]
+            accuracy[mode][name] = score_probabilities(classes, proba["original"], test["label"])["accuracy"]
         print(f"transformer_modes: {name}: features {accuracy['features'][name]:.3f}, "
               f"fine-tuned {accuracy['fine_tune'][name]:.3f}")
     names = list(corpora)

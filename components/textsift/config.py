@@ -272,7 +272,8 @@ class PretrainParams(Frozen):
 
     Off by default: on the demo the second step either forgets real text or learns less of the corpus than one
     training on everything (BTC PERSON recall 0.740 and demo F1 0.956 at the defaults below, against 0.755 and
-    0.992), for a new project's detector in ~1 min instead of ~4 on 2 CPU cores."""
+    0.992), for a new project's detector trained on a quarter of the windows (~2 min on 2 CPU cores before the word
+    embeddings were frozen: about as long as one frozen-embedding training on everything now)."""
 
     enabled: bool = Field(False, description="true: pretrain once per user, then train on the corpus; false: one "
                                              "training on every source (every project pays it all)")

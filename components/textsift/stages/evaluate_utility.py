@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from textsift.budgets.sentence_encoder import load_sentence_encoder
+from textsift.config import TransformerClassifierParams
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
 from textsift.evaluation.bootstrap import utility_intervals
@@ -60,6 +61,24 @@ def transformer(ctx: StageContext) -> Transformer | None:
     return Transformer(folder, FeatureCache(encoder, options.max_length, FEATURE_BATCH))
 
 
+def head_probabilities(features: FeatureCache, train: pd.DataFrame, tests: dict[str, pd.DataFrame],
+                       options: TransformerClassifierParams) -> tuple[list[str], dict[str, np.ndarray]]:
+    """``features`` mode: a logistic head on the frozen encoder's features of ``train``; its classes and its
+    probabilities on each test set."""
+    head = train_head(features.features(list(train["text"])), list(train["label"]), options.head_c,
+                      options.head_max_iter)
+    return [str(c) for c in head.classes_], {test_on: head.predict_proba(features.features(list(test["text"])))
+                                             for test_on, test in tests.items()}
+
+
+def fine_tuned_probabilities(encoder: Path, train: pd.DataFrame, tests: dict[str, pd.DataFrame],
+                             options: TransformerClassifierParams, seed: int, setting: str, device: str,
+                             ) -> tuple[list[str], dict[str, np.ndarray]]:
+    """``fine_tune`` mode: the encoder's first layers and a head trained on ``train``; classes and probabilities."""
+    model = fine_tune(encoder, list(train["text"]), list(train["label"]), options, seed, setting, device)
+    return model.classes, {test_on: predict_proba(model, list(test["text"])) for test_on, test in tests.items()}
+
+
 def _transformer_probabilities(
     setting: str, train: pd.DataFrame, tests: dict[str, pd.DataFrame], ctx: StageContext, clf: Transformer,
 ) -> tuple[list[str], dict[str, np.ndarray]]:
@@ -68,18 +87,15 @@ def _transformer_probabilities(
     started = time.perf_counter()
     if clf.features is not None:
         encoded = clf.features.encoded
-        head = train_head(clf.features.features(list(train["text"])), list(train["label"]), options.head_c,
-                          options.head_max_iter)
-        out = {test_on: head.predict_proba(clf.features.features(list(test["text"])))
-               for test_on, test in tests.items()}
+        out = head_probabilities(clf.features, train, tests, options)
         log.info("evaluate: transformer head on %s (%d docs, %d texts encoded) in %.1fs", setting, len(train),
                  clf.features.encoded - encoded, time.perf_counter() - started)
-        return [str(c) for c in head.classes_], out
-    model = fine_tune(clf.encoder, list(train["text"]), list(train["label"]), options, params.seed, setting,
-                      resolve_device(params.device))
+        return out
+    out = fine_tuned_probabilities(clf.encoder, train, tests, options, params.seed, setting,
+                                   resolve_device(params.device))
     log.info("evaluate: transformer fine-tuned on %s (%d docs) in %.0fs", setting, len(train),
              time.perf_counter() - started)
-    return model.classes, {test_on: predict_proba(model, list(test["text"])) for test_on, test in tests.items()}
+    return out
 
 
 def scored_row(ctx: StageContext, setting: str, classifier: str, test_on: str, classes: list[str],
