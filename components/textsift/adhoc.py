@@ -27,7 +27,7 @@ from textsift.corpus import atomic_path, spans_to_python, write_table
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.evaluation.utility import score, train_tfidf_logreg
-from textsift.mechanisms.registry import mechanism
+from textsift.mechanisms.registry import document_wise, mechanism
 from textsift.prerequisites import ensure
 from textsift.readers import read_records
 from textsift.registry import StageInstance, get_stage
@@ -145,8 +145,9 @@ def privatize_file(
                           str(rejects_path(output_path)))
     ensure(root, params, params_path, setting.needs())
     implementation = mechanism(setting.kind)
-    if not implementation.per_document:
-        log.info("%s calibrates over the whole corpus (METHODS.md): the file is privatized in one piece", setting.kind)
+    if not document_wise(implementation, setting):
+        log.info("%s swaps between documents of the corpus (METHODS.md): the file is privatized in one piece",
+                 setting.kind)
         chunk_docs = max(planned.accepted, 1)
     tracker = Tracker(params.tracking, root)
     run_id = tracker.start_run(f"privatize-file@{setting_name}", tags={"textsift.stage": "privatize_file"})

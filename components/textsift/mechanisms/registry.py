@@ -52,6 +52,14 @@ def mechanism(kind: str) -> Mechanism:
     return module
 
 
+def document_wise(implementation: Mechanism, setting: Any) -> bool:
+    """Whether a document's output under ``setting`` depends on the document, its id and the key alone: a
+    ``per_document`` mechanism, or one whose ``document_wise(setting)`` says so (DataSifterText without keyphrase
+    swaps). Such a setting may be run on any subset of the documents (chunks, the test split) with the same outputs."""
+    check = getattr(implementation, "document_wise", None)
+    return bool(implementation.per_document or (check is not None and check(setting)))
+
+
 def implementation_modules() -> tuple[str, ...]:
     """Every implementation module, for the privatize stage's code deps."""
     return tuple(r.module for r in MECHANISMS.values())

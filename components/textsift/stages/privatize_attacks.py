@@ -19,7 +19,7 @@ from textsift.config import Setting
 from textsift.evaluation.outsider import dictionary_attack, replay_agreement
 from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.redact.redactor import pseudonym_of
-from textsift.mechanisms.registry import mechanism
+from textsift.mechanisms.registry import document_wise, mechanism
 from textsift.rng import Key
 from textsift.secret_key import SecretKey
 
@@ -36,12 +36,12 @@ def replay_metrics(docs: Documents, published: list[str], test: np.ndarray, sett
     reproduces, the same under ``baseline_key`` (a key nobody but the holder can know), and the difference."""
     implementation = mechanism(setting.kind)
     rows = np.flatnonzero(test)
-    document_wise = getattr(implementation, "document_wise", lambda _: implementation.per_document)(setting)
-    target = _rows(docs, rows) if document_wise else docs
+    alone = document_wise(implementation, setting)
+    target = _rows(docs, rows) if alone else docs
 
     def replayed(key: Key) -> list[str]:
         texts = implementation.privatize(target, setting, resources, key)[0]
-        return texts if document_wise else [texts[i] for i in rows]
+        return texts if alone else [texts[i] for i in rows]
 
     originals, released = [docs.texts[i] for i in rows], [published[i] for i in rows]
     agreement = replay_agreement(originals, released, replayed(guess))
