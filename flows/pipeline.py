@@ -36,7 +36,6 @@ import dask  # noqa: E402
 from prefect import flow, get_run_logger, runtime, task  # noqa: E402
 from prefect.artifacts import create_markdown_artifact, create_table_artifact  # noqa: E402
 from prefect.exceptions import MissingContextError  # noqa: E402
-from prefect.futures import wait  # noqa: E402
 from prefect.logging.handlers import APILogHandler  # noqa: E402
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 
@@ -50,6 +49,7 @@ from flows.run_summary import (  # noqa: E402
     stage_times,
     summary_markdown,
 )
+from flows.scheduling import submit_when_ready  # noqa: E402
 from flows.stop_after import stop_after  # noqa: E402
 from flows.temporary_api import start_temporary_api  # noqa: E402
 from textsift import secret_key  # noqa: E402
@@ -200,15 +200,16 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
         tracker.log_params(parent, flatten(params))
         ok = False
         try:
-            futures: dict[str, Any] = {}
-            for inst in instances(params):
-                waits = [futures[u.name] for u in upstream_instances(inst, params)]
-                limit = time_limit(params, inst.stage.name)
+            by_name = {inst.name: inst for inst in instances(params)}
+
+            def submit(name: str, waits: list[Any]) -> Any:
+                inst = by_name[name]
                 with placement(inst.stage.gpu, gpu_resource):
-                    futures[inst.name] = stage_task.submit(
-                        inst.name, inst.stage.name, inst.key, str(root_path), params_file, parent, not force,
-                        limit, wait_for=waits)
-            wait(list(futures.values()))
+                    return stage_task.submit(name, inst.stage.name, inst.key, str(root_path), params_file, parent,
+                                             not force, time_limit(params, inst.stage.name), wait_for=waits)
+
+            upstream = {name: [u.name for u in upstream_instances(inst, params)] for name, inst in by_name.items()}
+            futures = submit_when_ready(list(by_name), upstream, submit)
             metrics = {name: future.result() for name, future in futures.items()}
             times = stage_times({name: m.get(WALL_KEY, 0.0) for name, m in metrics.items()})
             tracker.log_metrics(parent, {f"time_s.{name.replace('@', '.')}": m.get(WALL_KEY, 0.0)

@@ -18,6 +18,7 @@ from textsift.detection.training_data import (
     hashed_split,
     load_detector_data,
     read_wnut17,
+    real_corpus_paths,
     split_long,
 )
 from textsift.errors import InputError
@@ -187,3 +188,11 @@ def test_synthetic_data_does_not_depend_on_the_process_hash_seed() -> None:
     digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                               env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
     assert len(digests) == 1
+
+
+def test_a_missing_real_corpus_path_names_its_param(tmp_path: Path) -> None:
+    (tmp_path / "wnut17").mkdir()
+    params = DetectorDataParams(wnut17_path="wnut17", btc_path="nowhere/btc")
+    with pytest.raises(InputError, match=r"detectors\.data\.btc_path"):
+        real_corpus_paths(params, tmp_path)
+    assert real_corpus_paths(params.model_copy(update={"btc_path": None}), tmp_path) == [tmp_path / "wnut17"]

@@ -293,6 +293,26 @@ def resolve(path: str, root: Path | None) -> Path:
     return given if given.is_absolute() or root is None else root / given
 
 
+def real_corpus_paths(params: DetectorDataParams, root: Path | None) -> list[Path]:
+    """The WNUT-17 and BTC paths that ``params`` sets, resolved against ``root``.
+
+    Raises:
+        InputError: a set path does not exist, naming its param (a digest or a reader would fail on it later,
+            without saying which setting to change).
+    """
+    paths = []
+    for name in ("wnut17_path", "btc_path"):
+        given = getattr(params, name)
+        if given is None:
+            continue
+        path = resolve(given, root)
+        if not path.exists():
+            raise InputError(f"{path} does not exist (detectors.data.{name}; the real corpora lie in "
+                             "../shared/data beside the checkout; set it to null to train without them)")
+        paths.append(path)
+    return paths
+
+
 def limited(splits: dict[str, tuple[LabelledText, ...]], limit: int | None) -> dict[str, tuple[LabelledText, ...]]:
     """The first ``limit`` training sentences of a real corpus (its validation and test splits whole)."""
     return {k: v[:limit] if limit is not None and k in ("train", "all") else v for k, v in splits.items()}

@@ -38,7 +38,7 @@ from textsift.detection.recognizers.build import build_recognizers
 from textsift.detection.recognizers.spacy_ner import PACKAGES as SPACY_PACKAGES
 from textsift.detection.scoring import detection_scores
 from textsift.detection.synthetic import LabelledText
-from textsift.detection.training_data import DetectorData, load_detector_data, resolve, silver_applies
+from textsift.detection.training_data import DetectorData, load_detector_data, real_corpus_paths, silver_applies
 from textsift.device import resolve_device
 from textsift.interests.io import save_interest_model
 from textsift.interests.params import InterestParams
@@ -155,7 +155,7 @@ def _pretrained(ctx: StageContext, device: str, labels: tuple[str, ...], scratch
     or trained into it: keyed by those sources' params and files, the model params, seed, code and device."""
     params, settings = ctx.params, ctx.params.detectors
     data_params = settings.data.model_copy(update={"corpus_spans": False})
-    files = [resolve(path, ctx.root) for path in (data_params.wnut17_path, data_params.btc_path) if path]
+    files = real_corpus_paths(data_params, ctx.root)
     recipe = {"data": data_params.model_dump(mode="json", exclude={"corpus_spans", "silver", "corpus_labels"}),
               "model": settings.model.model_dump(mode="json"), "labels": list(labels), "seed": params.seed,
               "device": device}
@@ -223,7 +223,7 @@ def _detector_digest(ctx: StageContext, device: str, encoder: Path | None, silve
     teaches silver labels)."""
     settings = ctx.params.detectors
     data = settings.data
-    files = [ctx.input("corpus"), *(resolve(p, ctx.root) for p in (data.wnut17_path, data.btc_path) if p)]
+    files = [ctx.input("corpus"), *real_corpus_paths(data, ctx.root)]
     recipe = {"detectors": settings.model_dump(mode="json", exclude={"interests"}), "seed": ctx.params.seed,
               "device": device, "teachers": _teacher_versions() if silver else None}
     return user_cache.recipe_digest(ARTIFACT, recipe, (__name__,), [*files, *([encoder] if encoder else [])])

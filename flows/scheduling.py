@@ -1,0 +1,47 @@
+"""Submit each stage instance to the task runner once the instances it waits for have finished.
+
+Submitting every instance at once, each with ``wait_for`` its upstream futures, costs a worker per waiting
+task: Prefect's thread runner blocks a worker thread on a task's ``wait_for`` until its upstream ends, in
+submission order. On the default two threads, ``detect`` (waiting for ``train_detectors``) took the thread
+``train_fill_in`` freed and held it for the whole detector and interest training, while the indexes and the
+settings that need neither model were ready and waited behind it (7 minutes with one thread idle in a cold
+``make run``). Here an instance is submitted only when every upstream future is final, so a worker only ever
+takes work it can do. The upstream futures still go in ``wait_for``: Prefect records the edges, and an
+instance whose upstream failed ends ``NotReady`` at once, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from prefect.futures import PrefectFuture, as_completed
+
+
+def submit_when_ready(
+    order: Sequence[str], upstream: Mapping[str, Sequence[str]],
+    submit: Callable[[str, list[PrefectFuture[Any]]], PrefectFuture[Any]],
+) -> dict[str, PrefectFuture[Any]]:
+    """Submit every name of ``order`` (a topological order) once each of its ``upstream`` names has finished.
+
+    ``submit(name, wait_for)`` submits one instance, given its upstream futures (all final by then). Ready
+    instances go in ``order``'s order. Returns every future by name, when all of them are final.
+
+    Raises:
+        ValueError: ``order`` is not topological (an upstream name that never comes before).
+    """
+    futures: dict[str, PrefectFuture[Any]] = {}
+    finished: set[str] = set()
+    waiting = list(order)
+    running: dict[PrefectFuture[Any], str] = {}
+    while waiting or running:
+        ready = [name for name in waiting if all(u in finished for u in upstream.get(name, ()))]
+        for name in ready:
+            waiting.remove(name)
+            futures[name] = submit(name, [futures[u] for u in upstream.get(name, ())])
+            running[futures[name]] = name
+        if not running:
+            raise ValueError(f"these stage instances wait for ones that never run: {sorted(waiting)}")
+        done = next(as_completed(list(running)))
+        finished.add(running.pop(done))
+    return futures
