@@ -20,7 +20,7 @@ from bench.harness import Figure, cpu_device, timed
 from textsift.budgets.sentence_encoder import load_sentence_encoder
 from textsift.config import TransformerClassifierParams, load_params
 from textsift.corpus import read_corpus
-from textsift.device import resolve_device
+from textsift.device import resolve_device, resolve_precision
 from textsift.embeddings.locate import model_folder
 from textsift.evaluation.feature_classifier import FeatureCache
 from textsift.evaluation.utility import score_probabilities
@@ -51,7 +51,8 @@ def figures(args: argparse.Namespace) -> list[Figure]:
     corpora = _corpora(root)
     test = corpora["original"][corpora["original"]["split"] == "test"]
     tests = {"original": test}
-    cache = FeatureCache(load_sentence_encoder(folder, device), options.max_length, 64)
+    cache = FeatureCache(load_sentence_encoder(folder, device), options.max_length, 64,
+                         resolve_precision(params.evaluate.inference_precision, device))  # as evaluate runs it
     accuracy: dict[str, dict[str, float]] = {"features": {}, "fine_tune": {}}
     seconds = {"features": 0.0, "fine_tune": 0.0}
     for name, corpus in corpora.items():

@@ -174,6 +174,10 @@ class InterestAttackParams(Frozen):
 
 class EvaluateParams(Frozen):
     interest_attack: InterestAttackParams = InterestAttackParams()
+    inference_precision: Literal["auto", "float32", "bfloat16"] = Field(
+        "auto", description="what the frozen measuring models (the transformer head's sentence features, the "
+        "interest attacker's decoding) compute in; auto: bfloat16 on CUDA and on CPUs with native bf16 "
+        "(AVX512-BF16, AMX), else float32. What is released is never computed in it")
     tfidf_logreg: TfidfLogregParams = TfidfLogregParams()
     transformer: TransformerClassifierParams = TransformerClassifierParams()
     frontier: FrontierParams = FrontierParams()

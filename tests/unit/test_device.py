@@ -1,0 +1,43 @@
+"""Device and precision resolution: bf16 only where the hardware computes it natively, unless asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from textsift.device import cpu_has_native_bf16, precision_autocast, resolve_precision
+
+FLAGS = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw {extra}\n\nprocessor\t: 1\nflags\t\t: fpu {extra}\n"
+
+
+@pytest.mark.parametrize(("extra", "native"), [("avx512_bf16", True), ("amx_bf16 amx_tile", True), ("", False),
+                                                ("avx512_vnni", False)])
+def test_native_bf16_is_read_from_the_cpu_flags(tmp_path: Path, extra: str, native: bool) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(FLAGS.format(extra=extra), encoding="utf-8")
+    assert cpu_has_native_bf16.__wrapped__(cpuinfo) is native
+
+
+def test_a_missing_cpuinfo_means_no_native_bf16(tmp_path: Path) -> None:
+    assert cpu_has_native_bf16.__wrapped__(tmp_path / "absent") is False
+
+
+def test_auto_precision_follows_the_hardware_and_a_choice_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("textsift.device.cpu_has_native_bf16", lambda: False)
+    assert resolve_precision("auto", "cpu") == "float32"
+    assert resolve_precision("auto", "cuda") == "bfloat16"
+    assert resolve_precision("bfloat16", "cpu") == "bfloat16"
+    monkeypatch.setattr("textsift.device.cpu_has_native_bf16", lambda: True)
+    assert resolve_precision("auto", "cpu") == "bfloat16"
+    assert resolve_precision("float32", "cuda") == "float32"
+
+
+def test_bfloat16_autocast_runs_linear_layers_in_bfloat16_on_the_cpu() -> None:
+    layer = torch.nn.Linear(4, 3)
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(0))
+    with precision_autocast("cpu", "bfloat16"):
+        assert layer(x).dtype == torch.bfloat16
+    with precision_autocast("cpu", "float32"):
+        assert layer(x).dtype == torch.float32
