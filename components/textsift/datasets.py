@@ -43,7 +43,8 @@ def stage_datasets(instance: StageInstance, params: Params, root: Path) -> list[
     Parquet outputs (``output``) and the raw files its params name (``source``: ingest's corpus file)."""
     stage = instance.stage
     sources = [str(value) for key in stage.input_params if (value := select(params, key))]
-    inputs = [instance.path(d) for d in stage_deps(stage, params) if d.endswith(".parquet") and d not in sources]
+    inputs = [instance.path(d) for d in stage_deps(stage, params, instance.key)
+              if d.endswith(".parquet") and d not in sources]
     outputs = [p for p in instance.outs if p.endswith(".parquet")]
     records = [_record(root, path, context) for paths, context in ((sources, "source"), (inputs, "input"),
                                                                    (outputs, "output")) for path in paths]

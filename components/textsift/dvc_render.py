@@ -37,12 +37,14 @@ def _input_files(stage: Stage, params: Params) -> list[str]:
     return files
 
 
-def read_paths(stage: Stage, params: Params) -> list[str]:
+def read_paths(stage: Stage, params: Params, key: str | None = None) -> list[str]:
     """The paths of what ``stage`` reads: each catalog artifact, a keyed one at every key params give it.
 
     A read the params make unneeded (``Stage.unneeded``) is left out; a fan-out stage shares one DVC body,
-    so there a read is left out only when no instance needs it."""
-    keys = sorted(select(params, stage.foreach)) if stage.foreach else [None]
+    so there a read is left out only when no instance needs it. With ``key``: what that one instance reads
+    (the flow's cache and MLflow's dataset inputs: an instance that runs before the producer of a read it does
+    not need must not hash that read's absence)."""
+    keys = [key] if key is not None else sorted(select(params, stage.foreach)) if stage.foreach else [None]
     needed = {name for key in keys for name in stage.reads_for(params, key)}
     out = []
     for name in (n for n in stage.reads if n in needed):
@@ -54,9 +56,10 @@ def read_paths(stage: Stage, params: Params) -> list[str]:
     return out
 
 
-def stage_deps(stage: Stage, params: Params) -> list[str]:
-    """What the stage's result depends on: the artifacts it reads, its input files, its computed code deps."""
-    return sorted(dict.fromkeys([*read_paths(stage, params), *_input_files(stage, params), *stage.all_code]))
+def stage_deps(stage: Stage, params: Params, key: str | None = None) -> list[str]:
+    """What the stage's result depends on: the artifacts it reads, its input files, its computed code deps
+    (every instance's: the DVC body; with ``key``, that fan-out instance's own)."""
+    return sorted(dict.fromkeys([*read_paths(stage, params, key), *_input_files(stage, params), *stage.all_code]))
 
 
 def _stage_body(stage: Stage, params: Params, key_token: str | None) -> dict[str, Any]:

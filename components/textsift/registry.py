@@ -98,6 +98,21 @@ class Stage:
         return stage_code(self.name, self.loads)
 
 
+# What a setting's needs() bring with them: the detector's spans file, an index's metrics.
+_NEEDS_ALSO = {"detector": ("detected",), "index": ("index_metrics",)}
+
+
+def _unneeded_by_setting(params: Params, key: str | None) -> tuple[str, ...]:
+    """The privatize reads a setting can do without: the models, indexes and spans its ``needs()`` leave out. So a
+    setting that needs neither the detector nor the spans runs (and stays cached) whatever becomes of them: in the
+    flow, DataSifterText without detection and metric-DP run while the detector trains."""
+    if key is None:
+        return ()
+    needed = {name for name, _ in params.privatize.settings[key].needs()}
+    needed |= {extra for name in needed for extra in _NEEDS_ALSO.get(name, ())}
+    return tuple(name for name in ("detected", "detector", "fill_in", "index", "index_metrics") if name not in needed)
+
+
 @dataclass(frozen=True)
 class StageInstance:
     """A stage bound to one fan-out key (or none): the unit DVC, Prefect and MLflow see."""
@@ -187,6 +202,7 @@ STAGES: tuple[Stage, ...] = (
         gpu=True,
         foreach="privatize.settings",
         loads=implementation_modules(),
+        unneeded=lambda params, key: _unneeded_by_setting(params, key),
     ),
     Stage(
         name="lrp_budgets",

@@ -54,7 +54,7 @@ def content_digest(path: Path) -> str:
 
 def input_digest(instance: StageInstance, params: Params, stage_params: dict[str, Any], root: Path) -> str:
     """The digest of everything the instance's result depends on (the registry's deps and params)."""
-    deps = sorted({instance.path(d) for d in stage_deps(instance.stage, params)})
+    deps = sorted({instance.path(d) for d in stage_deps(instance.stage, params, instance.key)})
     payload = {"instance": instance.name, "params": stage_params,
                "deps": {d: content_digest(root / d) for d in deps}}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()

@@ -53,3 +53,14 @@ def test_building_prerequisites_waits_for_no_run_it_would_race(tmp_path: Path) -
     with project_run(tmp_path), pytest.raises(RunInProgressError, match=r"a textsift run is in progress.*pid \d+"):
         ensure(tmp_path, PARAMS, tmp_path / "params.yaml", _needs("red_gold"))
     assert not (tmp_path / path("corpus")).exists()  # nothing ran beside the run
+
+
+def test_in_the_flow_a_setting_waits_only_for_the_producers_of_what_it_needs() -> None:
+    from textsift.registry import instances, upstream_instances
+
+    waits = {inst.key: {u.name for u in upstream_instances(inst, PARAMS)}
+             for inst in instances(PARAMS) if inst.stage.name == "privatize"}
+    assert waits["ds"] == {"key", "ingest", "train_fill_in"}  # runs while the detector trains
+    assert waits["red_gold"] == {"key", "ingest"}
+    assert waits["mdp"] == {"key", "ingest", "train_detectors", "detect", "build_indexes@w2v", "build_indexes@bert"}
+    assert {"train_detectors", "detect"}.isdisjoint(waits["mdp_bert"])
