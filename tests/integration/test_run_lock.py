@@ -38,6 +38,18 @@ def _wait_for(condition, seconds: float, what: str) -> None:
         time.sleep(0.2)
 
 
+TRAINING = {"train_fill_in", "train_detectors"}
+
+
+def _training_running(root: Path) -> bool:
+    if not (root / "mlruns.db").exists():
+        return False
+    client = MlflowClient(resolve_uri(TrackingParams(), root))
+    experiment = client.get_experiment_by_name("textsift")
+    runs = client.search_runs([experiment.experiment_id], "attributes.status = 'RUNNING'") if experiment else []
+    return any(run.data.tags.get("textsift.instance") in TRAINING for run in runs)
+
+
 def _prefect_servers(pid: int) -> list[psutil.Process]:
     return [child for child in psutil.Process(pid).children(recursive=True)
             if "prefect.server.api.server:create_app" in " ".join(child.cmdline())]
@@ -57,8 +69,9 @@ def test_second_run_refused_and_a_killed_run_leaves_no_server_and_no_running_run
         assert second.returncode == 2
         assert "run is in progress" in second.stderr and f"pid {first.pid}" in second.stderr
 
-        ingested = root / "data/ingest/corpus.parquet"  # then its MLflow runs exist
-        _wait_for(lambda: ingested.exists() or first.poll() is not None, 180, "the first run's ingest")
+        # a training stage's MLflow run is open: its task run is running when the run is killed (the next stage is
+        # handed to the runner only once ingest has finished, so ingest's output alone may catch none running)
+        _wait_for(lambda: _training_running(root) or first.poll() is not None, 180, "the first run's training")
         assert first.poll() is None, first.stdout.read()
         os.kill(first.pid, signal.SIGKILL)
         first.wait()
