@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
-LONGEST_FIRST = ("test_dvc_repro.py", "test_dask_runner.py")
+LONGEST_FIRST = ("test_dvc_repro.py", "test_dvc_key_rotation.py", "test_dask_runner.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
