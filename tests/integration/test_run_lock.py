@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 from uuid import UUID
 
@@ -42,12 +44,19 @@ TRAINING = {"train_fill_in", "train_detectors"}
 
 
 def _training_running(root: Path) -> bool:
-    if not (root / "mlruns.db").exists():
+    """Read-only, straight from the store's tables: an MLflow client here would race the run's own schema migration
+    of a new ``mlruns.db`` ("table ... already exists")."""
+    database = root / "mlruns.db"
+    if not database.exists():
         return False
-    client = MlflowClient(resolve_uri(TrackingParams(), root))
-    experiment = client.get_experiment_by_name("textsift")
-    runs = client.search_runs([experiment.experiment_id], "attributes.status = 'RUNNING'") if experiment else []
-    return any(run.data.tags.get("textsift.instance") in TRAINING for run in runs)
+    try:
+        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=1)) as db:
+            return db.execute(
+                "SELECT 1 FROM runs JOIN tags ON tags.run_uuid = runs.run_uuid WHERE runs.status = 'RUNNING' "
+                f"AND tags.key = 'textsift.instance' AND tags.value IN ({', '.join('?' * len(TRAINING))}) LIMIT 1",
+                sorted(TRAINING)).fetchone() is not None
+    except sqlite3.OperationalError:  # tables not made yet, or the store busy migrating
+        return False
 
 
 def _prefect_servers(pid: int) -> list[psutil.Process]:
