@@ -4,7 +4,7 @@ Submitting every instance at once, each with ``wait_for`` its upstream futures, 
 task: Prefect's thread runner blocks a worker thread on a task's ``wait_for`` until its upstream ends, in
 submission order. On the default two threads, ``detect`` (waiting for ``train_detectors``) took the thread
 ``train_fill_in`` freed and held it for the whole detector and interest training, while the indexes and the
-settings that need neither model were ready and waited behind it (7 minutes with one thread idle in a cold
+settings that need neither model were ready and waited behind it (8.4 minutes with one thread idle in a cold
 ``make run``). Here an instance is submitted only when every upstream future is final, so a worker only ever
 takes work it can do. The upstream futures still go in ``wait_for``: Prefect records the edges, and an
 instance whose upstream failed ends ``NotReady`` at once, as before.
