@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from textsift.budgets.params import EmbeddingDPParams
 from textsift.detection.params import DetectionParams, DetectorDataParams
+from textsift.device import Precision
 from textsift.errors import ConfigError
 from textsift.interests.params import InterestParams
 from textsift.mechanisms.datasifter.params import DataSifterSetting
@@ -125,7 +126,8 @@ class TransformerClassifierParams(Frozen):
     warmup_fraction: float = Field(0.1, ge=0, lt=1, description="share of the steps spent warming the rate up from 0")
     max_grad_norm: float = Field(1.0, gt=0, description="gradients are clipped to this L2 norm")
     max_length: int = Field(128, ge=16, description="tokens per document (longer ones are truncated)")
-    mixed_precision: bool = Field(True, description="bf16 autocast on CUDA")
+    mixed_precision: bool = Field(True, description="bf16 autocast: training on CUDA and on CPUs that compute "
+                                  "bf16 natively (AVX512-BF16, AMX); inference on CUDA only")
 
 
 class FrontierParams(Frozen):
@@ -174,7 +176,7 @@ class InterestAttackParams(Frozen):
 
 class EvaluateParams(Frozen):
     interest_attack: InterestAttackParams = InterestAttackParams()
-    inference_precision: Literal["auto", "float32", "bfloat16"] = Field(
+    inference_precision: Precision = Field(
         "auto", description="what the frozen measuring models (the transformer head's sentence features, the "
         "interest attacker's decoding) compute in; auto: bfloat16 on CUDA and on CPUs with native bf16 "
         "(AVX512-BF16, AMX), else float32. What is released is never computed in it")
@@ -207,7 +209,8 @@ class FillInParams(Frozen):
     learning_rate: float = Field(5e-4, gt=0)
     warmup_fraction: float = Field(0.06, ge=0, lt=1)
     mask_probability: float = Field(0.15, gt=0, lt=1)
-    mixed_precision: bool = Field(True, description="bf16 autocast on CUDA")
+    mixed_precision: bool = Field(True, description="bf16 autocast: training on CUDA and on CPUs that compute "
+                                  "bf16 natively (AVX512-BF16, AMX); inference on CUDA only")
     validation_fraction: float = Field(0.1, gt=0, lt=1, description="held-out windows for MLM loss")
 
     @model_validator(mode="after")

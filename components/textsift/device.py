@@ -1,5 +1,5 @@
-"""Resolve the ``device`` param (``auto`` picks CUDA when torch sees a GPU, else the CPU) and the precision that
-frozen evaluation models run in."""
+"""Resolve the ``device`` param (``auto`` picks CUDA when torch sees a GPU, else the CPU), the precision that
+frozen evaluation models run in, and the precision of training steps."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def resolve_device(requested: str) -> str:
 
 
 def autocast(device: str, enabled: bool) -> AbstractContextManager[Any]:
-    """bf16 autocast on CUDA when ``enabled`` (mixed precision); a no-op on the CPU."""
+    """bf16 autocast on CUDA when ``enabled`` (mixed precision); a no-op on the CPU. Inference of what is released
+    (detection, fill-in) runs under this one, so on the CPU it stays float32 (training: :func:`training_autocast`)."""
     if device == "cuda" and enabled:
         import torch
 
@@ -34,7 +35,8 @@ def autocast(device: str, enabled: bool) -> AbstractContextManager[Any]:
     return nullcontext()
 
 
-Precision = Literal["auto", "float32", "bfloat16"]
+Precision = Literal["auto", "float32", "bfloat16"]  # as configured
+Resolved = Literal["float32", "bfloat16"]  # as run
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})  # x86 instructions that compute bf16 products natively
 
 
@@ -51,7 +53,7 @@ def cpu_has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
                for line in text.splitlines() if line.startswith("flags"))
 
 
-def resolve_precision(requested: Precision, device: str) -> Literal["float32", "bfloat16"]:
+def resolve_precision(requested: Precision, device: str) -> Resolved:
     """``auto``: bfloat16 on CUDA and on a CPU that computes it natively (about 1.6-1.9x faster for MiniLM-sized
     encoders on 2 AVX512-BF16 cores), else float32; an explicit choice is kept."""
     if requested != "auto":
@@ -59,13 +61,27 @@ def resolve_precision(requested: Precision, device: str) -> Literal["float32", "
     return "bfloat16" if device == "cuda" or cpu_has_native_bf16() else "float32"
 
 
-def precision_autocast(device: str, precision: Literal["float32", "bfloat16"]) -> AbstractContextManager[Any]:
+def precision_autocast(device: str, precision: Resolved) -> AbstractContextManager[Any]:
     """bf16 autocast on ``device`` (CPU included) for ``"bfloat16"``; a no-op for ``"float32"``."""
     if precision == "float32":
         return nullcontext()
     import torch
 
     return torch.autocast("cuda" if device == "cuda" else "cpu", dtype=torch.bfloat16)
+
+
+def training_precision(device: str, mixed_precision: bool) -> Resolved:
+    """The precision of a training step's forward and backward pass: with ``mixed_precision``, bfloat16 on CUDA and on
+    a CPU that computes it natively (:func:`cpu_has_native_bf16`), else float32 (emulated bf16 is slower). Part of a
+    trained model's recipe (:func:`textsift.user_cache.recipe_digest`): it changes the weights a seed gives."""
+    return "bfloat16" if mixed_precision and (device == "cuda" or cpu_has_native_bf16()) else "float32"
+
+
+def training_autocast(device: str, mixed_precision: bool) -> AbstractContextManager[Any]:
+    """Autocast for a training step at :func:`training_precision`. Weights, optimizer state and the loss's reduction
+    stay float32; matrix products run in bf16: 1.3x (detector) and 1.5x (interest model) faster training steps on 2
+    AVX512-BF16 cores, with the same first-epoch loss to 3 decimals."""
+    return precision_autocast(device, training_precision(device, mixed_precision))
 
 
 _GLOBAL_RNG_LOCK = threading.RLock()

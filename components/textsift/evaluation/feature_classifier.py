@@ -16,20 +16,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from textsift.budgets.sentence_encoder import SentenceEncoder, encode
-from textsift.device import precision_autocast
+from textsift.device import Resolved, precision_autocast
 
 
 class FeatureCache:
     """Sentence features of every text seen so far, keyed by the text's sha256 (the texts are not kept)."""
 
     def __init__(self, encoder: SentenceEncoder, max_length: int, batch_size: int,
-                 precision: Literal["float32", "bfloat16"] = "float32") -> None:
+                 precision: Resolved = "float32") -> None:
         self.encoder, self.max_length, self.batch_size, self.precision = encoder, max_length, batch_size, precision
         self._rows: dict[bytes, np.ndarray] = {}
         self.encoded = 0  # texts run through the encoder (the rest came from the cache)

@@ -16,14 +16,14 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from textsift.config import BootstrapParams, InterestAttackParams
 from textsift.corpus import Span, spans_to_python
-from textsift.device import precision_autocast, resolve_device, resolve_precision
+from textsift.device import Resolved, precision_autocast, resolve_device, resolve_precision
 from textsift.evaluation.bootstrap import ratio_interval
 from textsift.evaluation.privacy import attacker_flags, attacker_recall
 from textsift.interests.attack import interest_accuracy, interest_leak, interest_leak_counts
@@ -62,7 +62,7 @@ class Attackers:
     spans: list[list[Span]]
     truth: list[str | None]
     original_interests: list[str] = field(default_factory=list)
-    precision: Literal["float32", "bfloat16"] = "float32"  # the interest model's decoding
+    precision: Resolved = "float32"  # the interest model's decoding
     interest_seconds: float = 0.0
     corpora: int = 0
     decoded: dict[str, str] = field(default_factory=dict)  # text -> inferred interest, over every corpus
