@@ -126,8 +126,7 @@ class TransformerClassifierParams(Frozen):
     warmup_fraction: float = Field(0.1, ge=0, lt=1, description="share of the steps spent warming the rate up from 0")
     max_grad_norm: float = Field(1.0, gt=0, description="gradients are clipped to this L2 norm")
     max_length: int = Field(128, ge=16, description="tokens per document (longer ones are truncated)")
-    mixed_precision: bool = Field(True, description="bf16 autocast: training on CUDA and on CPUs that compute "
-                                  "bf16 natively (AVX512-BF16, AMX); inference on CUDA only")
+    mixed_precision: bool = Field(True, description="bf16 autocast on CUDA")
 
 
 class FrontierParams(Frozen):
@@ -209,8 +208,7 @@ class FillInParams(Frozen):
     learning_rate: float = Field(5e-4, gt=0)
     warmup_fraction: float = Field(0.06, ge=0, lt=1)
     mask_probability: float = Field(0.15, gt=0, lt=1)
-    mixed_precision: bool = Field(True, description="bf16 autocast: training on CUDA and on CPUs that compute "
-                                  "bf16 natively (AVX512-BF16, AMX); inference on CUDA only")
+    mixed_precision: bool = Field(True, description="bf16 autocast on CUDA")
     validation_fraction: float = Field(0.1, gt=0, lt=1, description="held-out windows for MLM loss")
 
     @model_validator(mode="after")

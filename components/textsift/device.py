@@ -1,5 +1,5 @@
-"""Resolve the ``device`` param (``auto`` picks CUDA when torch sees a GPU, else the CPU), the precision that
-frozen evaluation models run in, and the precision of training steps."""
+"""Resolve the ``device`` param (``auto`` picks CUDA when torch sees a GPU, else the CPU) and the precision that
+frozen evaluation models run in."""
 
 from __future__ import annotations
 
@@ -26,8 +26,7 @@ def resolve_device(requested: str) -> str:
 
 
 def autocast(device: str, enabled: bool) -> AbstractContextManager[Any]:
-    """bf16 autocast on CUDA when ``enabled`` (mixed precision); a no-op on the CPU. Inference of what is released
-    (detection, fill-in) runs under this one, so on the CPU it stays float32 (training: :func:`training_autocast`)."""
+    """bf16 autocast on CUDA when ``enabled`` (mixed precision); a no-op on the CPU."""
     if device == "cuda" and enabled:
         import torch
 
@@ -68,20 +67,6 @@ def precision_autocast(device: str, precision: Resolved) -> AbstractContextManag
     import torch
 
     return torch.autocast("cuda" if device == "cuda" else "cpu", dtype=torch.bfloat16)
-
-
-def training_precision(device: str, mixed_precision: bool) -> Resolved:
-    """The precision of a training step's forward and backward pass: with ``mixed_precision``, bfloat16 on CUDA and on
-    a CPU that computes it natively (:func:`cpu_has_native_bf16`), else float32 (emulated bf16 is slower). Part of a
-    trained model's recipe (:func:`textsift.user_cache.recipe_digest`): it changes the weights a seed gives."""
-    return "bfloat16" if mixed_precision and (device == "cuda" or cpu_has_native_bf16()) else "float32"
-
-
-def training_autocast(device: str, mixed_precision: bool) -> AbstractContextManager[Any]:
-    """Autocast for a training step at :func:`training_precision`. Weights, optimizer state and the loss's reduction
-    stay float32; matrix products run in bf16: 1.3x (detector) and 1.5x (interest model) faster training steps on 2
-    AVX512-BF16 cores, with the same first-epoch loss to 3 decimals."""
-    return precision_autocast(device, training_precision(device, mixed_precision))
 
 
 _GLOBAL_RNG_LOCK = threading.RLock()

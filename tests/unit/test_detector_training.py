@@ -119,26 +119,6 @@ def test_same_seed_same_weights_and_predictions() -> None:
     assert detect(a.detector, texts) == detect(b.detector, texts)
 
 
-def _same_weights(a: TrainedDetector, b: TrainedDetector) -> bool:
-    state_a, state_b = a.detector.net.state_dict(), b.detector.net.state_dict()
-    return all(torch.equal(state_a[k], state_b[k]) for k in state_a)
-
-
-def test_bfloat16_training_where_native_is_reproducible_and_is_really_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    params = TINY.model_copy(update={"epochs": 2})
-    data = examples(32, seed=1)
-    monkeypatch.setattr("textsift.device.cpu_has_native_bf16", lambda: False)
-    float32 = train_detector(data, params, seed=5)
-    monkeypatch.setattr("textsift.device.cpu_has_native_bf16", lambda: True)
-    turned_off = train_detector(data, params.model_copy(update={"mixed_precision": False}), seed=5)
-    bf16_a, bf16_b = train_detector(data, params, seed=5), train_detector(data, params, seed=5)
-    assert _same_weights(float32, turned_off)
-    assert _same_weights(bf16_a, bf16_b) and bf16_a.epoch_losses == bf16_b.epoch_losses
-    assert not _same_weights(float32, bf16_a)
-    assert all(p.dtype == torch.float32 for p in bf16_a.detector.net.parameters())
-    assert bf16_a.epoch_losses[-1] == pytest.approx(float32.epoch_losses[-1], rel=0.1)
-
-
 def test_save_and_load_round_trip(trained: TrainedDetector, tmp_path: Path) -> None:
     save_detector(trained.detector, tmp_path / "detector")
     loaded = load_detector(tmp_path / "detector", "cpu")

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from textsift.device import (cpu_has_native_bf16, precision_autocast, resolve_precision, training_autocast,
-                             training_precision)
+from textsift.device import cpu_has_native_bf16, precision_autocast, resolve_precision
 
 FLAGS = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw {extra}\n\nprocessor\t: 1\nflags\t\t: fpu {extra}\n"
 
@@ -41,26 +40,4 @@ def test_bfloat16_autocast_runs_linear_layers_in_bfloat16_on_the_cpu() -> None:
     with precision_autocast("cpu", "bfloat16"):
         assert layer(x).dtype == torch.bfloat16
     with precision_autocast("cpu", "float32"):
-        assert layer(x).dtype == torch.float32
-
-
-def test_training_runs_in_bfloat16_only_where_native_and_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("textsift.device.cpu_has_native_bf16", lambda: False)
-    assert training_precision("cpu", True) == "float32"  # emulated bf16 would be slower than float32
-    assert training_precision("cuda", True) == "bfloat16"
-    monkeypatch.setattr("textsift.device.cpu_has_native_bf16", lambda: True)
-    assert training_precision("cpu", True) == "bfloat16"
-    assert training_precision("cpu", False) == training_precision("cuda", False) == "float32"
-
-
-def test_a_bfloat16_training_step_keeps_float32_weights_and_gradients(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("textsift.device.cpu_has_native_bf16", lambda: True)
-    layer = torch.nn.Linear(4, 3)
-    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(0))
-    with training_autocast("cpu", True):
-        out = layer(x)
-    assert out.dtype == torch.bfloat16
-    out.float().sum().backward()
-    assert layer.weight.dtype == layer.weight.grad.dtype == torch.float32
-    with training_autocast("cpu", False):
         assert layer(x).dtype == torch.float32

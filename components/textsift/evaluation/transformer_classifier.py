@@ -24,7 +24,7 @@ from torch import nn
 from transformers import AutoTokenizer, BertModel, PreTrainedTokenizerFast
 
 from textsift.config import TransformerClassifierParams
-from textsift.device import autocast, global_torch_rng, training_autocast
+from textsift.device import autocast, global_torch_rng
 from textsift.models.detector_encoders import keep_layers
 from textsift.models.loading import hf_folders, isolated_bert, load_pretrained
 from textsift.models.schedule import warmup_then_decay
@@ -91,7 +91,7 @@ def fine_tune(
                 order = np.concatenate([order, order_rng.permutation(len(texts))])
             batch, order = order[:params.batch_size], order[params.batch_size:]
             inputs = _encode(tokenizer, [texts[i] for i in batch], params.max_length, device)
-            with training_autocast(device, params.mixed_precision):
+            with autocast(device, params.mixed_precision):
                 loss = nn.functional.cross_entropy(model(**inputs).float(), targets[batch].to(device))
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), params.max_grad_norm)

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from transformers import AutoTokenizer, RoFormerConfig, RoFormerModel
 
-from textsift.device import autocast, global_torch_rng, training_autocast
+from textsift.device import autocast, global_torch_rng
 from textsift.interests.attack import grounded
 from textsift.interests.params import InterestParams
 from textsift.interests.rouge import corpus_rouge
@@ -88,7 +88,7 @@ def train_interest_model(posts: Sequence[InterestPost], params: InterestParams, 
                                  params.max_source, params.max_target)
             batch = type(batch)(*(t.to(device) for t in (batch.input_ids, batch.segments, batch.attention,
                                                          batch.labels)))
-            with training_autocast(device, True):
+            with autocast(device, True):
                 value = loss(im.model, batch)
             value.backward()
             torch.nn.utils.clip_grad_norm_(im.model.parameters(), params.max_grad_norm)

@@ -4,8 +4,7 @@ Examples are any objects with ``.text`` and ``.spans`` (``textsift.corpus.Span``
 token windows; GlobalPointer learns eq. (9) against the gold spans of each window, the flat
 baseline token cross-entropy against BIO tags. AdamW (a pretrained encoder at
 ``learning_rate``, the layers trained from scratch at ``head_learning_rate``), linear warm-up
-and decay, gradient clipping, bf16 autocast where it is native
-(:func:`textsift.device.training_autocast`). Randomness is seeded from
+and decay, gradient clipping, bf16 autocast on CUDA. Randomness is seeded from
 ``textsift.rng``: new weights (a ``torch.Generator``), the batch order (a numpy generator) and
 dropout, which PyTorch draws from its default generator, forked and seeded for the duration of
 training only, as in :mod:`textsift.models.training`.
@@ -27,7 +26,7 @@ from typing import NamedTuple
 import torch
 from torch.optim.lr_scheduler import LambdaLR
 
-from textsift.device import global_torch_rng, training_autocast
+from textsift.device import global_torch_rng
 from textsift.errors import InputError
 from textsift.models.bucketing import length_batches
 from textsift.models.detector import Detector, Example, build_detector, forward_windows
@@ -116,8 +115,7 @@ def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan
         total = 0.0
         batches = length_batches(lengths, params.batch_size, order_rng)
         for step, index in enumerate(batches, start=epoch * per_epoch + 1):
-            with training_autocast(detector.device, params.mixed_precision):
-                loss = batch_loss(detector, [windows[i] for i in index], [targets[i] for i in index])
+            loss = batch_loss(detector, [windows[i] for i in index], [targets[i] for i in index])
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trainable, params.max_grad_norm)
             optimizer.step()

@@ -58,8 +58,7 @@ class DetectorParams(Frozen):
     warmup_fraction: float = Field(0.1, ge=0, lt=1, description="share of the steps with a linear warm-up")
     threshold: float = Field(0.0, ge=-100, le=100, description="GlobalPointer decision score: spans above it")
     inference_batch_size: int = Field(64, ge=1, description="windows per forward pass when detecting")
-    mixed_precision: bool = Field(True, description="bf16 autocast: training on CUDA and on CPUs that compute "
-                                  "bf16 natively (AVX512-BF16, AMX); inference on CUDA only")
+    mixed_precision: bool = Field(True, description="bf16 autocast on CUDA")
 
     @model_validator(mode="after")
     def _consistent(self) -> DetectorParams:

@@ -1,7 +1,6 @@
 """Masked-LM training of the fill-in model on the corpus's training split (METHODS.md §1.1).
 
-AdamW with linear warm-up and linear decay, bf16 autocast where it is native
-(:func:`textsift.device.training_autocast`), a held-out share of the
+AdamW with linear warm-up and linear decay, bf16 autocast on CUDA, a held-out share of the
 windows for the MLM loss and perplexity. Every random draw is seeded from ``textsift.rng``:
 the window split and batch order (numpy generators), the MLM masks (a CPU ``torch.Generator``)
 and dropout, which PyTorch draws from its default generator: that generator is forked and
@@ -21,7 +20,7 @@ import torch
 from torch.optim.lr_scheduler import LambdaLR
 
 from textsift.config import FillInParams
-from textsift.device import autocast, global_torch_rng, training_autocast
+from textsift.device import autocast, global_torch_rng
 from textsift.errors import InputError
 from textsift.models.fill_in import FillInModel
 from textsift.models.mlm import mask_for_mlm, pack_windows
@@ -92,7 +91,7 @@ def _fit(fm: FillInModel, train: torch.Tensor, params: FillInParams, seed: int, 
     fm.model.train()
     for step, index in _batches(len(train), params.batch_size, total, seed):
         inputs, labels = mask_for_mlm(train[index], fm.tokenizer, params.mask_probability, masks)
-        with training_autocast(fm.device, params.mixed_precision):
+        with autocast(fm.device, params.mixed_precision):
             out = fm.model(input_ids=inputs.to(fm.device), attention_mask=(inputs != pad).long().to(fm.device),
                            labels=labels.to(fm.device))
         out.loss.backward()

@@ -39,7 +39,7 @@ from textsift.detection.recognizers.spacy_ner import PACKAGES as SPACY_PACKAGES
 from textsift.detection.scoring import detection_scores
 from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import DetectorData, load_detector_data, real_corpus_paths, silver_applies
-from textsift.device import resolve_device, training_precision
+from textsift.device import resolve_device
 from textsift.interests.io import save_interest_model
 from textsift.interests.params import InterestParams
 from textsift.interests.synthetic import generate_posts
@@ -130,8 +130,7 @@ def train_interests(ctx: StageContext, device: str) -> dict[str, float]:
         return {}
     seed = ctx.params.seed
     digest = user_cache.recipe_digest(
-        INTERESTS_ARTIFACT, {"params": params.model_dump(mode="json"), "seed": seed, "device": device,
-                             "precision": training_precision(device, True)},
+        INTERESTS_ARTIFACT, {"params": params.model_dump(mode="json"), "seed": seed, "device": device},
         INTERESTS_CODE)
     with tempfile.TemporaryDirectory(prefix="textsift-interests-") as tmp:
         entry = user_cache.cached_model(INTERESTS_ARTIFACT, digest,
@@ -159,7 +158,7 @@ def _pretrained(ctx: StageContext, device: str, labels: tuple[str, ...], scratch
     files = real_corpus_paths(data_params, ctx.root)
     recipe = {"data": data_params.model_dump(mode="json", exclude={"corpus_spans", "silver", "corpus_labels"}),
               "model": settings.model.model_dump(mode="json"), "labels": list(labels), "seed": params.seed,
-              "device": device, "precision": training_precision(device, settings.model.mixed_precision)}
+              "device": device}
     digest = user_cache.recipe_digest(PRETRAINED, recipe, DETECTOR_CODE, files)
 
     def build(folder: Path) -> dict[str, float]:
@@ -219,15 +218,14 @@ EPOCH_LOSS = "train.epoch_loss."  # the cached metrics carry the epoch losses, l
 
 
 def _detector_digest(ctx: StageContext, device: str, encoder: Path | None, silver: bool) -> str:
-    """The detector's recipe digest: the detector params (the interest model's aside), seed, device and training
-    precision, the stage's code, the corpus, the real-text files and the fill-in encoder when it is one (and spaCy's
-    version when it teaches silver labels)."""
+    """The detector's recipe digest: the detector params (the interest model's aside), seed, device, the stage's
+    code, the corpus, the real-text files and the fill-in encoder when it is one (and spaCy's version when it
+    teaches silver labels)."""
     settings = ctx.params.detectors
     data = settings.data
     files = [ctx.input("corpus"), *real_corpus_paths(data, ctx.root)]
     recipe = {"detectors": settings.model_dump(mode="json", exclude={"interests"}), "seed": ctx.params.seed,
-              "device": device, "precision": training_precision(device, settings.model.mixed_precision),
-              "teachers": _teacher_versions() if silver else None}
+              "device": device, "teachers": _teacher_versions() if silver else None}
     return user_cache.recipe_digest(ARTIFACT, recipe, (__name__,), [*files, *([encoder] if encoder else [])])
 
 

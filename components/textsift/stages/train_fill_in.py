@@ -19,7 +19,7 @@ import torch
 from textsift import quality, user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.corpus import read_corpus
-from textsift.device import resolve_device, training_precision
+from textsift.device import resolve_device
 from textsift.models.fill_in import build_model, continue_from
 from textsift.models.training import train_mlm
 from textsift.rng import torch_seed
@@ -59,8 +59,7 @@ def run(ctx: StageContext) -> None:
     quality.check_corpus(corpus, name="train_fill_in_input").raise_if_failed()
     texts = corpus.loc[corpus["split"] == "train", "text"].tolist()
     device = resolve_device(params.device)
-    recipe = {"fill_in": fill.model_dump(mode="json"), "seed": params.seed, "device": device,
-              "precision": training_precision(device, fill.mixed_precision)}
+    recipe = {"fill_in": fill.model_dump(mode="json"), "seed": params.seed, "device": device}
     data = [ctx.input("corpus"), *([ctx.path(fill.init_from)] if fill.init_from else [])]
     digest = user_cache.recipe_digest(ARTIFACT, recipe, (__name__,), data)
     with tempfile.TemporaryDirectory(prefix="textsift-fill-in-") as tmp:
