@@ -89,3 +89,53 @@ def global_torch_rng(seed: int | None = None, device: str = "cpu") -> Iterator[N
         if seed is not None:
             torch.manual_seed(seed)
         yield
+
+
+class TorchStream:
+    """A seeded stream of torch's global generator that a long training enters once per step (``with stream:``).
+
+    Entering takes the lock of :func:`global_torch_rng`, puts this stream's state into torch's global generator (the
+    CPU's, and the GPU's on CUDA) and, on exit, keeps the advanced state and puts back what was there. A training that
+    wraps each step's forward and backward pass in it draws the same dropout masks as under one
+    ``global_torch_rng(seed)`` around its whole loop (bit-identical weights), whatever ran between its steps; and
+    between steps the lock is free, so a stage task beside it (a model load, another training's step) waits for one
+    step, not for the whole training."""
+
+    def __init__(self, seed: int, device: str = "cpu") -> None:
+        import torch
+
+        self._cuda = [torch.device(device).index or 0] if device == "cuda" else []
+        with global_torch_rng(seed, device):
+            self._state = self._read()
+        self._outer: tuple[Any, list[Any]] | None = None
+
+    def _read(self) -> tuple[Any, list[Any]]:
+        import torch
+
+        return torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in self._cuda]
+
+    def _write(self, state: tuple[Any, list[Any]]) -> None:
+        import torch
+
+        torch.set_rng_state(state[0])
+        for d, cuda in zip(self._cuda, state[1], strict=True):
+            torch.cuda.set_rng_state(cuda, d)
+
+    def __enter__(self) -> TorchStream:
+        _GLOBAL_RNG_LOCK.acquire()
+        try:
+            self._outer = self._read()
+            self._write(self._state)
+        except BaseException:
+            _GLOBAL_RNG_LOCK.release()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._state = self._read()
+            assert self._outer is not None
+            self._write(self._outer)
+        finally:
+            self._outer = None
+            _GLOBAL_RNG_LOCK.release()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 import torch
 
-from textsift.device import cpu_has_native_bf16, precision_autocast, resolve_precision
+from textsift.device import TorchStream, cpu_has_native_bf16, global_torch_rng, precision_autocast, resolve_precision
 
 FLAGS = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw {extra}\n\nprocessor\t: 1\nflags\t\t: fpu {extra}\n"
 
@@ -41,3 +42,35 @@ def test_bfloat16_autocast_runs_linear_layers_in_bfloat16_on_the_cpu() -> None:
         assert layer(x).dtype == torch.bfloat16
     with precision_autocast("cpu", "float32"):
         assert layer(x).dtype == torch.float32
+
+
+def test_a_stream_entered_per_step_draws_as_one_seeded_run_whatever_draws_between() -> None:
+    torch.manual_seed(99)
+    with global_torch_rng(5):
+        expected = [torch.rand(3) for _ in range(4)]
+    stream, got = TorchStream(5), []
+    for _ in range(4):
+        with stream:
+            got.append(torch.rand(3))
+        torch.rand(7)  # another task's draws between the steps
+    assert all(torch.equal(a, b) for a, b in zip(expected, got, strict=True))
+    torch.manual_seed(99)
+    outside = torch.get_rng_state()
+    with stream:
+        torch.rand(2)
+    assert torch.equal(torch.get_rng_state(), outside)  # what was there is put back
+
+
+def test_between_steps_the_lock_is_free_for_another_thread() -> None:
+    stream, entered = TorchStream(1), threading.Event()
+
+    def load() -> None:
+        with global_torch_rng():
+            entered.set()
+
+    with stream:
+        worker = threading.Thread(target=load)
+        worker.start()
+        assert not entered.wait(0.2)  # waits while a step runs
+    assert entered.wait(5)  # and runs once the step is over
+    worker.join()

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from transformers import AutoTokenizer, RoFormerConfig, RoFormerModel
 
-from textsift.device import autocast, global_torch_rng
+from textsift.device import TorchStream, autocast, global_torch_rng
 from textsift.interests.attack import grounded
 from textsift.interests.params import InterestParams
 from textsift.interests.rouge import corpus_rouge
@@ -79,27 +79,28 @@ def train_interest_model(posts: Sequence[InterestPost], params: InterestParams, 
     lengths = [len(source) + len(target) for source, target in zip(sources, targets, strict=True)]  # chars ~ tokens
     batches: list[np.ndarray] = []
     started, every = time.perf_counter(), max(1, steps // PROGRESS_LOGS)
-    with global_torch_rng(torch_seed(seed, "interests.dropout")):
-        for step in range(steps):
-            if not batches:  # a new epoch: batches of similar length (textsift.models.bucketing)
-                batches = length_batches(lengths, params.batch_size, order_rng)
-            picked = batches.pop()
-            batch = encode_pairs(im.tokenizer, [sources[i] for i in picked], [targets[i] for i in picked],
-                                 params.max_source, params.max_target)
-            batch = type(batch)(*(t.to(device) for t in (batch.input_ids, batch.segments, batch.attention,
-                                                         batch.labels)))
+    dropout = TorchStream(torch_seed(seed, "interests.dropout"), device)
+    for step in range(steps):
+        if not batches:  # a new epoch: batches of similar length (textsift.models.bucketing)
+            batches = length_batches(lengths, params.batch_size, order_rng)
+        picked = batches.pop()
+        batch = encode_pairs(im.tokenizer, [sources[i] for i in picked], [targets[i] for i in picked],
+                             params.max_source, params.max_target)
+        batch = type(batch)(*(t.to(device) for t in (batch.input_ids, batch.segments, batch.attention,
+                                                     batch.labels)))
+        with dropout:  # the step's draws come from this training's own stream; the lock is free between steps
             with autocast(device, True):
                 value = loss(im.model, batch)
             value.backward()
-            torch.nn.utils.clip_grad_norm_(im.model.parameters(), params.max_grad_norm)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            if (step + 1) % every == 0 or step + 1 == steps:
-                elapsed = time.perf_counter() - started
-                log.info("interests: step %d/%d loss %.3f, %.0f posts/s, ETA %.0fs", step + 1, steps,
-                         value.detach().item(), (step + 1) * params.batch_size / elapsed,
-                         elapsed / (step + 1) * (steps - step - 1))
+        torch.nn.utils.clip_grad_norm_(im.model.parameters(), params.max_grad_norm)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        if (step + 1) % every == 0 or step + 1 == steps:
+            elapsed = time.perf_counter() - started
+            log.info("interests: step %d/%d loss %.3f, %.0f posts/s, ETA %.0fs", step + 1, steps,
+                     value.detach().item(), (step + 1) * params.batch_size / elapsed,
+                     elapsed / (step + 1) * (steps - step - 1))
     im.model.eval()
     return im
 

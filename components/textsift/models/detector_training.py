@@ -6,8 +6,8 @@ baseline token cross-entropy against BIO tags. AdamW (a pretrained encoder at
 ``learning_rate``, the layers trained from scratch at ``head_learning_rate``), linear warm-up
 and decay, gradient clipping, bf16 autocast on CUDA. Randomness is seeded from
 ``textsift.rng``: new weights (a ``torch.Generator``), the batch order (a numpy generator) and
-dropout, which PyTorch draws from its default generator, forked and seeded for the duration of
-training only, as in :mod:`textsift.models.training`.
+dropout, which PyTorch draws from its default generator: each step runs in this training's own seeded stream of
+it (:class:`textsift.device.TorchStream`), as in :mod:`textsift.models.training`.
 
 Batches hold windows of similar length (:func:`textsift.models.bucketing.length_batches`): GlobalPointer scores every
 (start, end) pair, so a batch costs the square of its longest window, and random batches of this
@@ -26,7 +26,7 @@ from typing import NamedTuple
 import torch
 from torch.optim.lr_scheduler import LambdaLR
 
-from textsift.device import global_torch_rng
+from textsift.device import TorchStream
 from textsift.errors import InputError
 from textsift.models.bucketing import length_batches
 from textsift.models.detector import Detector, Example, build_detector, forward_windows
@@ -99,7 +99,7 @@ def _schedule(optimizer: torch.optim.Optimizer, total: int, warmup_fraction: flo
     return LambdaLR(optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))))
 
 
-def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan]], seed: int,
+def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan]], seed: int, dropout: TorchStream,
          stream: str = "detector.shuffle") -> list[float]:
     params = detector.params
     per_epoch = math.ceil(len(windows) / params.batch_size)
@@ -115,8 +115,9 @@ def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan
         total = 0.0
         batches = length_batches(lengths, params.batch_size, order_rng)
         for step, index in enumerate(batches, start=epoch * per_epoch + 1):
-            loss = batch_loss(detector, [windows[i] for i in index], [targets[i] for i in index])
-            loss.backward()
+            with dropout:  # the step's draws come from this training's own stream; the lock is free between steps
+                loss = batch_loss(detector, [windows[i] for i in index], [targets[i] for i in index])
+                loss.backward()
             torch.nn.utils.clip_grad_norm_(trainable, params.max_grad_norm)
             optimizer.step()
             scheduler.step()
@@ -157,8 +158,7 @@ def train_detector(
     windows, targets = training_windows(detector, examples)
     if not windows:
         raise InputError("detector: the training examples hold no tokens")
-    with global_torch_rng(torch_seed(seed, "detector.dropout"), device):
-        losses = _fit(detector, windows, targets, seed)
+    losses = _fit(detector, windows, targets, seed, TorchStream(torch_seed(seed, "detector.dropout"), device))
     detector.net.eval()
     return TrainedDetector(detector, losses)
 
@@ -177,8 +177,8 @@ def continue_training(detector: Detector, examples: Sequence[Example], epochs: i
     if not windows:
         raise InputError("detector: the examples to continue training on hold no tokens")
     detector.net.train()
-    with global_torch_rng(torch_seed(seed, "detector.continue.dropout"), detector.device):
-        losses = _fit(detector, windows, targets, seed, "detector.continue.shuffle")
+    losses = _fit(detector, windows, targets, seed, TorchStream(torch_seed(seed, "detector.continue.dropout"),
+                                                                detector.device), "detector.continue.shuffle")
     detector.net.eval()
     detector.params = trained_with.model_copy(update={"epochs": trained_with.epochs})
     return TrainedDetector(detector, losses)

@@ -3,9 +3,10 @@
 AdamW with linear warm-up and linear decay, bf16 autocast on CUDA, a held-out share of the
 windows for the MLM loss and perplexity. Every random draw is seeded from ``textsift.rng``:
 the window split and batch order (numpy generators), the MLM masks (a CPU ``torch.Generator``)
-and dropout, which PyTorch draws from its default generator: that generator is forked and
-seeded for the duration of training only, so training is reproducible (bit-identical on the
-CPU) and no state leaks out. Progress goes to the ``textsift`` logger as counts, losses and ETA.
+and dropout, which PyTorch draws from its default generator: each step's forward and backward pass
+runs in this training's own seeded stream of it (:class:`textsift.device.TorchStream`), so training is
+reproducible (bit-identical on the CPU) whatever runs beside it, and no state leaks out. Progress goes to
+the ``textsift`` logger as counts, losses and ETA.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import torch
 from torch.optim.lr_scheduler import LambdaLR
 
 from textsift.config import FillInParams
-from textsift.device import autocast, global_torch_rng
+from textsift.device import TorchStream, autocast
 from textsift.errors import InputError
 from textsift.models.fill_in import FillInModel
 from textsift.models.mlm import mask_for_mlm, pack_windows
@@ -81,7 +82,8 @@ def _batches(n: int, batch_size: int, total_steps: int, seed: int):
             step += 1
 
 
-def _fit(fm: FillInModel, train: torch.Tensor, params: FillInParams, seed: int, on_step: StepCallback | None) -> dict:
+def _fit(fm: FillInModel, train: torch.Tensor, params: FillInParams, seed: int, on_step: StepCallback | None,
+         dropout: TorchStream) -> dict:
     total = max(1, math.ceil(params.epochs * len(train) / params.batch_size))
     optimizer = torch.optim.AdamW(fm.model.parameters(), lr=params.learning_rate)
     scheduler = _schedule(optimizer, total, params.warmup_fraction)
@@ -91,10 +93,11 @@ def _fit(fm: FillInModel, train: torch.Tensor, params: FillInParams, seed: int, 
     fm.model.train()
     for step, index in _batches(len(train), params.batch_size, total, seed):
         inputs, labels = mask_for_mlm(train[index], fm.tokenizer, params.mask_probability, masks)
-        with autocast(fm.device, params.mixed_precision):
-            out = fm.model(input_ids=inputs.to(fm.device), attention_mask=(inputs != pad).long().to(fm.device),
-                           labels=labels.to(fm.device))
-        out.loss.backward()
+        with dropout:  # the step's draws come from this training's own stream; the lock is free between steps
+            with autocast(fm.device, params.mixed_precision):
+                out = fm.model(input_ids=inputs.to(fm.device), attention_mask=(inputs != pad).long().to(fm.device),
+                               labels=labels.to(fm.device))
+            out.loss.backward()
         optimizer.step()
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
@@ -132,8 +135,7 @@ def train_mlm(
     train, held_out = split_windows(windows, params.validation_fraction, seed)
     fm.model.to(device)
     fm.device = device
-    with global_torch_rng(torch_seed(seed, "fill_in.dropout"), device):
-        metrics = _fit(fm, train, params, seed, on_step)
+    metrics = _fit(fm, train, params, seed, on_step, TorchStream(torch_seed(seed, "fill_in.dropout"), device))
     fm.model.eval()
     loss = mlm_loss(fm, held_out, params, seed)
     metrics.update({"validation.mlm_loss": loss, "validation.perplexity": math.exp(loss),
