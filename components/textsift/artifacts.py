@@ -22,10 +22,9 @@ from textsift.errors import StageError
 from textsift.locks import STATE_DIR, exclusive
 
 SHA_TAG = "textsift.model_sha256"
-INTERESTS_SHA_TAG = f"{SHA_TAG}.interests"  # train_detectors' run logs two models: the second has its own tag
 FILL_IN_POINTER = catalog_path("fill_in")  # the DVC output of train_fill_in
 DETECTOR_POINTER = catalog_path("detector")  # the DVC output of train_detectors
-INTERESTS_POINTER = catalog_path("interests")  # train_detectors' IPI interest model (``enabled: false`` when off)
+INTERESTS_POINTER = catalog_path("interests")  # train_interests' IPI interest model (``enabled: false`` when off)
 MODEL_CACHE = f"{STATE_DIR}/cache/models"  # models fetched from MLflow, one folder per digest
 
 
@@ -81,8 +80,8 @@ def materialize(pointer: dict, source: ArtifactSource, cache_root: str | Path) -
             if dir_sha256(target) == pointer["sha256"]:
                 return target
             shutil.rmtree(target)  # damaged by hand: no task can be reading it while we hold the lock
-        run_id = source.find_run(SHA_TAG, pointer["sha256"]) or source.find_run(
-            f"{SHA_TAG}.{pointer['name']}", pointer["sha256"])
+        run_id = source.find_run(SHA_TAG, pointer["sha256"]) or source.find_run(  # the second: stores whose
+            f"{SHA_TAG}.{pointer['name']}", pointer["sha256"])  # train_detectors run logged the interest model too
         if run_id is None:
             raise StageError(f"no MLflow run holds model {pointer['name']} ({pointer['sha256'][:12]}): "
                              "re-run its stage")
@@ -107,6 +106,6 @@ def detector_folder(root: Path, source: ArtifactSource) -> Path:
 
 
 def interests_folder(root: Path, source: ArtifactSource) -> Path | None:
-    """The project's IPI interest model (``INTERESTS_POINTER``), or None when train_detectors did not train one."""
+    """The project's IPI interest model (``INTERESTS_POINTER``), or None when train_interests did not train one."""
     pointer = read_pointer(root / INTERESTS_POINTER)
     return None if not pointer.get("sha256") else materialize(pointer, source, root / MODEL_CACHE)

@@ -9,7 +9,7 @@ module it can run re-runs the stage under ``dvc repro`` and the flow's cache. A 
 Full product DAG (stages land with their issues):
 ingest -> train_fill_in -> train_detectors (when its encoder is the fill-in model) -> detect,
 train_fill_in -> build_indexes -> privatize@setting -> evaluate, and
-detect, train_fill_in -> lrp_budgets -> embedding_dp@setting -> evaluate.
+detect, train_fill_in -> lrp_budgets -> embedding_dp@setting -> evaluate, and train_interests (no input) -> evaluate.
 """
 
 from __future__ import annotations
@@ -169,10 +169,17 @@ STAGES: tuple[Stage, ...] = (
         name="train_detectors",
         summary="train the DPER nested privacy-entity detector (and the flat baseline) offline",
         reads=("corpus", "fill_in"),
-        params=("seed", "device", "detectors", "tracking.log_models", "ingest.source.kind"),  # demo: may be cached
+        params=("seed", "device", "detectors.data", "detectors.model", "detectors.compare_flat", "detectors.pretrain",
+                "tracking.log_models", "ingest.source.kind"),  # demo: may be cached
         input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
         gpu=True,
         unneeded=lambda params, key: () if params.detectors.model.encoder == "fill_in" else ("fill_in",),
+    ),
+    Stage(
+        name="train_interests",
+        summary="train the IPI interest attacker (UniLM over MiniLM's first layers) on seeded synthetic posts",
+        params=("seed", "device", "detectors.interests"),
+        gpu=True,
     ),
     Stage(
         name="detect",

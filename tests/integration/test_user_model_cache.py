@@ -24,13 +24,18 @@ TINY_DEMO = {"detectors__data__synthetic_docs": 40}
 
 
 def _train(root: Path) -> tuple[dict[str, float], dict, dict[str, str]]:
+    """Both trainings of a project: the metrics and run tags of train_detectors and train_interests, and the
+    interest model's pointer."""
     run_stage("ingest", root=root)
-    metrics = run_stage("train_detectors", root=root)
+    metrics = {**run_stage("train_detectors", root=root), **run_stage("train_interests", root=root)}
     tracker = Tracker(load_params(root / "params.yaml").tracking, root)
-    run_id = tracker.find_run("textsift.stage", "train_detectors")
-    assert run_id is not None
+    tags: dict[str, str] = {}
+    for stage in ("train_detectors", "train_interests"):
+        run_id = tracker.find_run("textsift.stage", stage)
+        assert run_id is not None
+        tags.update({k: v for k, v in tracker.run_tags(run_id).items() if "cached" in k})
     pointer = json.loads((root / "models" / "interests.json").read_text(encoding="utf-8"))
-    return metrics, pointer, tracker.run_tags(run_id)
+    return metrics, pointer, tags
 
 
 def _detector_sha(root: Path) -> str:
@@ -104,5 +109,6 @@ def test_models_trained_on_a_users_corpus_stay_in_the_project(tmp_path: Path, mo
     trained = _models(root)
     assert trained["fill_in"][0]["textsift.fill_in.cached"] == "false"
     assert trained["detector"][0]["textsift.detector.cached"] == "false"
+    run_stage("train_interests", root=root)
     cached = {p.parent.name for p in (tmp_path / "cache" / "models").glob("*/*") if p.is_dir()}
     assert cached == {"interests"}  # the interest model learns from synthetic posts only; nothing of the corpus

@@ -15,7 +15,7 @@ class InterestParams(Frozen):
     Defaults are sized for a 2-core CPU; the paper trained 8 x 50 epochs at lr 1e-4 on 4,694 posts.
     """
 
-    enabled: bool = Field(True, description="train the interest attacker in train_detectors")
+    enabled: bool = Field(True, description="train the interest attacker (stage train_interests)")
     encoder: Literal["minilm", "roformer"] = Field(
         "minilm", description="minilm: the packaged pretrained encoder; roformer: the paper's encoder built from a "
                               "config with MiniLM's vocabulary and trained from scratch")

@@ -69,7 +69,7 @@ class Attackers:
 
     @classmethod
     def load(cls, ctx: StageContext, test: pd.DataFrame) -> Attackers:
-        """The project's detector and interest model (None when train_detectors trained none), on ``test``."""
+        """The project's detector and interest model (None when train_interests trained none), on ``test``."""
         device = resolve_device(ctx.params.device)
         folder = ctx.model("interests")
         return cls(detector=load_detector(ctx.model("detector"), device),

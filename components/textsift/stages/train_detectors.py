@@ -31,8 +31,8 @@ from typing import Any
 import pandas as pd
 
 from textsift import quality, user_cache
-from textsift.artifacts import INTERESTS_SHA_TAG, SHA_TAG, write_pointer
-from textsift.corpus import read_corpus, write_json
+from textsift.artifacts import SHA_TAG, write_pointer
+from textsift.corpus import read_corpus
 from textsift.detection.params import ENTITY_TYPES, DetectionParams
 from textsift.detection.recognizers.build import build_recognizers
 from textsift.detection.recognizers.spacy_ner import PACKAGES as SPACY_PACKAGES
@@ -40,10 +40,6 @@ from textsift.detection.scoring import detection_scores
 from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import DetectorData, load_detector_data, real_corpus_paths, silver_applies
 from textsift.device import resolve_device
-from textsift.interests.io import save_interest_model
-from textsift.interests.params import InterestParams
-from textsift.interests.synthetic import generate_posts
-from textsift.interests.training import generate, score, train_interest_model
 from textsift.models.detector import Detector, detect
 from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import load_detector, save_detector
@@ -56,7 +52,6 @@ REAL_SOURCES = {"btc": ("PERSON", "LOC", "ORG"), "wnut17": ("PERSON", "LOC", "OR
 ARTIFACT = "detector"
 PRETRAINED = "detector-pretrained"
 CORPUS_SOURCES = ("corpus",)  # the sources that change with the corpus (gold or silver labels on its text)
-INTERESTS_ARTIFACT = "interests"
 
 
 def _by_source(data: DetectorData, split: str) -> dict[str, list[LabelledText]]:
@@ -89,61 +84,6 @@ def _counts(data: DetectorData) -> dict[str, float]:
         examples: Sequence[LabelledText] = getattr(data, split)
         metrics[f"data.{split}.examples"] = float(len(examples))
         metrics[f"data.{split}.spans"] = float(sum(len(e.spans) for e in examples))
-    return metrics
-
-
-INTERESTS_CODE = ("textsift.interests.training", "textsift.interests.synthetic", "textsift.interests.io")
-
-
-def _interest_model(params: InterestParams, seed: int, device: str, folder: Path) -> dict[str, float]:
-    """Train the interest model on synthetic posts, save it to ``folder``; its held-out metrics."""
-    train = generate_posts(params.synthetic_train, "train", seed, params.none_rate)
-    test = generate_posts(params.synthetic_test, "test", seed, params.none_rate)
-    log.info("train_detectors: interest model on %d synthetic posts (%d held out), %s layers", len(train),
-             len(test), params.encoder_layers)
-    started = time.perf_counter()
-    im = train_interest_model(train, params, seed, device)
-    trained_s = time.perf_counter() - started
-    started = time.perf_counter()
-    generated = generate(im, [post.text for post in test])
-    generate_s = time.perf_counter() - started
-    save_interest_model(im, folder)
-    metrics = {f"interests.test.{k}": v for k, v in score(generated, test).items()}
-    metrics.update({"interests.train_seconds": trained_s,
-                    "interests.generate_posts_per_s": len(test) / generate_s if generate_s else 0.0})
-    return metrics
-
-
-def train_interests(ctx: StageContext, device: str) -> dict[str, float]:
-    """The IPI interest attacker (METHODS.md §4.2): trained on synthetic posts, scored on held-out ones.
-
-    No corpus goes into it, so it is trained once per user (:mod:`textsift.user_cache`, keyed by its params,
-    the seed, its code, library versions and the device kind) and reused by every project and run.
-    Its own MLflow artifact (``interests``) and pointer (``models/interests.json``; ``enabled: false``
-    when ``detectors.interests.enabled`` is off). Metrics ``interests.test.*``: ROUGE-1/2/L, main and
-    interest accuracy on the held-out split, whose slot values no training post contains (those measured
-    when the cached model was trained).
-    """
-    params = ctx.params.detectors.interests
-    if not params.enabled:
-        write_json({"name": INTERESTS_ARTIFACT, "enabled": False}, ctx.output("interests"))
-        return {}
-    seed = ctx.params.seed
-    digest = user_cache.recipe_digest(
-        INTERESTS_ARTIFACT, {"params": params.model_dump(mode="json"), "seed": seed, "device": device},
-        INTERESTS_CODE)
-    with tempfile.TemporaryDirectory(prefix="textsift-interests-") as tmp:
-        entry = user_cache.cached_model(INTERESTS_ARTIFACT, digest,
-                                        lambda folder: _interest_model(params, seed, device, folder), Path(tmp))
-        if not entry.trained:
-            log.info("train_detectors: interest model %s from the user cache (%s)", digest[:12], entry.folder)
-        ctx.tracker.log_dir(ctx.run_id, entry.folder, INTERESTS_ARTIFACT)
-        pointer = write_pointer(ctx.output("interests"), INTERESTS_ARTIFACT, INTERESTS_ARTIFACT, entry.folder)
-    ctx.tracker.set_tags(ctx.run_id, {INTERESTS_SHA_TAG: pointer["sha256"], "textsift.interests.cached":
-                                      str(not entry.trained).lower()})
-    metrics = entry.metrics
-    log.info("train_detectors: interest accuracy %.3f, ROUGE main %.3f on held-out posts",
-             metrics["interests.test.interest_accuracy"], metrics["interests.test.main"])
     return metrics
 
 
@@ -218,14 +158,16 @@ EPOCH_LOSS = "train.epoch_loss."  # the cached metrics carry the epoch losses, l
 
 
 def _detector_digest(ctx: StageContext, device: str, encoder: Path | None, silver: bool) -> str:
-    """The detector's recipe digest: the detector params (the interest model's aside), seed, device, the stage's
+    """The detector's recipe digest: the detector params (train_detectors' own), seed, device, the stage's
     code, the corpus, the real-text files and the fill-in encoder when it is one (and spaCy's version when it
     teaches silver labels)."""
     settings = ctx.params.detectors
     data = settings.data
     files = [ctx.input("corpus"), *real_corpus_paths(data, ctx.root)]
-    recipe = {"detectors": settings.model_dump(mode="json", exclude={"interests"}), "seed": ctx.params.seed,
-              "device": device, "teachers": _teacher_versions() if silver else None}
+    own = {"data": data.model_dump(mode="json"), "model": settings.model.model_dump(mode="json"),
+           "compare_flat": settings.compare_flat, "pretrain": settings.pretrain.model_dump(mode="json")}
+    recipe = {"detectors": own, "seed": ctx.params.seed, "device": device,
+              "teachers": _teacher_versions() if silver else None}
     return user_cache.recipe_digest(ARTIFACT, recipe, (__name__,), [*files, *([encoder] if encoder else [])])
 
 
@@ -262,10 +204,11 @@ def _trained_detector(ctx: StageContext, corpus: pd.DataFrame, device: str, enco
 
 
 def run(ctx: StageContext) -> None:
-    """Train the DPER detector (METHODS.md §4.1), the flat tagger to compare and the IPI interest model (§4.2).
+    """Train the DPER detector (METHODS.md §4.1) and the flat tagger to compare (the IPI interest model is
+    ``train_interests``).
 
-    Reads ``corpus`` (and ``fill_in`` when it is the encoder); writes the pointers ``detector`` and ``interests`` and
-    ``train_detectors_metrics``; logs the epoch losses, the metrics and the models to MLflow (the run tagged with their
+    Reads ``corpus`` (and ``fill_in`` when it is the encoder); writes the pointer ``detector`` and
+    ``train_detectors_metrics``; logs the epoch losses, the metrics and the model to MLflow (the run tagged with its
     sha256) and lines with the training data and the test F1. On the demo corpus the detector comes from the per-user
     cache when this recipe was trained before (``StageContext.corpus_is_demo``; tag ``textsift.detector.cached``).
     """
@@ -291,7 +234,6 @@ def run(ctx: StageContext) -> None:
     losses = sorted((int(k[len(EPOCH_LOSS):]), v) for k, v in entry.metrics.items() if k.startswith(EPOCH_LOSS))
     ctx.tracker.log_metric_steps(ctx.run_id, "train.epoch_loss", losses)
     metrics = {k: v for k, v in entry.metrics.items() if not k.startswith(EPOCH_LOSS)}
-    metrics.update(train_interests(ctx, device))
     ctx.write_metrics("train_detectors_metrics", metrics)
     ctx.log_metrics(metrics)
     log.info("train_detectors: test F1 %.3f (flat %s), PERSON recall %s", metrics.get("detector.test.f1", 0.0),
