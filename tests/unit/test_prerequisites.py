@@ -64,3 +64,16 @@ def test_in_the_flow_a_setting_waits_only_for_the_producers_of_what_it_needs() -
     assert waits["red_gold"] == {"key", "ingest"}
     assert waits["mdp"] == {"key", "ingest", "train_detectors", "detect", "build_indexes@w2v", "build_indexes@bert"}
     assert {"train_detectors", "detect"}.isdisjoint(waits["mdp_bert"])
+
+
+def test_the_interest_model_is_a_stage_of_its_own_that_only_evaluate_waits_for() -> None:
+    from textsift.registry import instances, upstream_instances
+
+    waits = {inst.name: {u.name for u in upstream_instances(inst, PARAMS)} for inst in instances(PARAMS)}
+    assert waits["train_interests"] == set()  # no input: the flow starts it at once
+    assert "train_interests" in waits["evaluate"]
+    assert [name for name, upstream in waits.items() if "train_interests" in upstream] == ["evaluate"]
+    declared = {inst.name: inst.declared_params for inst in instances(PARAMS)}
+    assert "detectors.interests" in declared["train_interests"]
+    # an interest-model setting re-runs train_interests (and evaluate), never the detector's training
+    assert not [k for k in declared["train_detectors"] if k == "detectors" or k.startswith("detectors.interests")]
