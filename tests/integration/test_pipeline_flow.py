@@ -52,8 +52,9 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
         [result["experiment_id"]], f"tags.mlflow.parentRunId = '{parent.info.run_id}'"
     )
     by_stage = {run.data.tags["textsift.instance"]: run for run in children if "textsift.instance" in run.data.tags}
-    assert set(by_stage) == {"key", "ingest", "train_detectors", "detect", "train_fill_in", "build_indexes@w2v",
-                             "privatize@ds", "privatize@ds2", "privatize@mdp", "privatize@mdp_det", "privatize@red",
+    assert set(by_stage) == {"key", "ingest", "train_detectors", "train_interests", "detect", "train_fill_in",
+                             "build_indexes@w2v", "privatize@ds", "privatize@ds2", "privatize@mdp", "privatize@mdp_det",
+                             "privatize@red",
                              "lrp_budgets", "embedding_dp@lrp_eps50", "embedding_dp@uniform_eps50", "evaluate"}
     assert all(run.info.status == "FINISHED" for run in children)
     assert by_stage["privatize@mdp"].data.params["privatize.settings.mdp.epsilon"] == "20.0"
