@@ -72,6 +72,13 @@ def precision_autocast(device: str, precision: Resolved) -> AbstractContextManag
 _GLOBAL_RNG_LOCK = threading.RLock()
 
 
+def _cuda_indices(device: str) -> list[int]:
+    """The CUDA device whose generator a seeded task on ``device`` draws from (none on the CPU)."""
+    import torch
+
+    return [torch.device(device).index or 0] if device.startswith("cuda") else []
+
+
 @contextmanager
 def global_torch_rng(seed: int | None = None, device: str = "cpu") -> Iterator[None]:
     """Torch's global generator, forked (restored on exit) and seeded, for one task at a time.
@@ -84,7 +91,7 @@ def global_torch_rng(seed: int | None = None, device: str = "cpu") -> Iterator[N
     """
     import torch
 
-    devices = [torch.device(device).index or 0] if device == "cuda" else []
+    devices = _cuda_indices(device)
     with _GLOBAL_RNG_LOCK, torch.random.fork_rng(devices=devices, device_type="cuda" if devices else "cpu"):
         if seed is not None:
             torch.manual_seed(seed)
@@ -102,9 +109,7 @@ class TorchStream:
     step, not for the whole training."""
 
     def __init__(self, seed: int, device: str = "cpu") -> None:
-        import torch
-
-        self._cuda = [torch.device(device).index or 0] if device == "cuda" else []
+        self._cuda = _cuda_indices(device)
         with global_torch_rng(seed, device):
             self._state = self._read()
         self._outer: tuple[Any, list[Any]] | None = None

@@ -119,3 +119,33 @@ def test_the_digest_changes_with_every_part_of_the_recipe(tmp_path: Path, monkey
     assert changed != before
     monkeypatch.setattr(user_cache.metadata, "version", lambda package: "9.9")  # another torch: another entry
     assert recipe_digest("m", {"epochs": 3}, CODE) != changed
+
+
+def test_the_detector_digest_follows_the_detector_params_the_registry_declares(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from tests.conftest import tiny_params
+    from textsift.config import parse_params
+    from textsift.declared_params import DeclaredParams
+    from textsift.registry import StageInstance, get_stage
+    from textsift.stages.train_detectors import _detector_digest
+
+    corpus = tmp_path / "corpus.parquet"
+    corpus.write_bytes(b"the corpus")
+    instance = StageInstance(get_stage("train_detectors"))
+
+    def digest(**overrides: object) -> str:
+        params = parse_params(tiny_params(detectors__data__wnut17_path=None, detectors__data__btc_path=None,
+                                          **overrides))
+        ctx = SimpleNamespace(params=DeclaredParams(params, instance.declared_params, instance.name),
+                              instance=instance, root=tmp_path, input=lambda name: corpus)
+        return _detector_digest(ctx, "cpu", None, False)  # type: ignore[arg-type]
+
+    base = digest()
+    assert digest(detectors__interests__epochs=2) == base  # train_interests' params: not the detector's recipe
+    assert digest(tracking__log_models=False) == base  # declared, but not a detector setting
+    for changed in ({"detectors__model__epochs": 2}, {"detectors__data__synthetic_docs": 201},
+                    {"detectors__compare_flat": True}, {"detectors__pretrain__replay": 2.0}, {"seed": 8}):
+        assert digest(**changed) != base, changed
+    corpus.write_bytes(b"another corpus")
+    assert digest() != base

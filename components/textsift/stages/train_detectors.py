@@ -32,6 +32,7 @@ import pandas as pd
 
 from textsift import quality, user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
+from textsift.config import select
 from textsift.corpus import read_corpus
 from textsift.detection.params import ENTITY_TYPES, DetectionParams
 from textsift.detection.recognizers.build import build_recognizers
@@ -158,17 +159,20 @@ EPOCH_LOSS = "train.epoch_loss."  # the cached metrics carry the epoch losses, l
 
 
 def _detector_digest(ctx: StageContext, device: str, encoder: Path | None, silver: bool) -> str:
-    """The detector's recipe digest: the detector params (train_detectors' own), seed, device, the stage's
-    code, the corpus, the real-text files and the fill-in encoder when it is one (and spaCy's version when it
-    teaches silver labels)."""
-    settings = ctx.params.detectors
-    data = settings.data
-    files = [ctx.input("corpus"), *real_corpus_paths(data, ctx.root)]
-    own = {"data": data.model_dump(mode="json"), "model": settings.model.model_dump(mode="json"),
-           "compare_flat": settings.compare_flat, "pretrain": settings.pretrain.model_dump(mode="json")}
+    """The detector's recipe digest: the ``detectors.*`` params the registry declares for train_detectors, seed,
+    device, the stage's code, the corpus, the real-text files and the fill-in encoder when it is one (and spaCy's
+    version when it teaches silver labels). The registry's list is the one list: a detector param added there is in
+    the digest, and ``detectors.interests`` (another stage's) never is."""
+    files = [ctx.input("corpus"), *real_corpus_paths(ctx.params.detectors.data, ctx.root)]
+    own = {key.removeprefix("detectors."): _as_json(select(ctx.params, key))
+           for key in ctx.instance.stage.params if key.startswith("detectors.")}
     recipe = {"detectors": own, "seed": ctx.params.seed, "device": device,
               "teachers": _teacher_versions() if silver else None}
     return user_cache.recipe_digest(ARTIFACT, recipe, (__name__,), [*files, *([encoder] if encoder else [])])
+
+
+def _as_json(value: Any) -> Any:
+    return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
 
 
 def _teacher_versions() -> dict[str, str | None]:
