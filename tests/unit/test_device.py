@@ -74,3 +74,23 @@ def test_between_steps_the_lock_is_free_for_another_thread() -> None:
         assert not entered.wait(0.2)  # waits while a step runs
     assert entered.wait(5)  # and runs once the step is over
     worker.join()
+
+
+def test_a_backward_pass_draws_nothing_so_trainings_run_it_outside_their_stream() -> None:
+    """The trainings hold their stream (and its lock) for the forward pass only: dropout draws its masks there, in the
+    BERT-shaped encoders' attention and hidden layers and in the detector's LSTM, and backward reuses them."""
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=32, hidden_dropout_prob=0.5, attention_probs_dropout_prob=0.5)
+    with global_torch_rng(3):
+        bert = BertModel(config).train()
+        lstm = torch.nn.LSTM(16, 8, num_layers=2, dropout=0.5, bidirectional=True, batch_first=True).train()
+    ids = torch.randint(0, 50, (4, 12), generator=torch.Generator().manual_seed(0))
+    with global_torch_rng(4):
+        out, _ = lstm(bert(input_ids=ids).last_hidden_state)
+        loss = out.square().mean()
+        after_forward = torch.get_rng_state()
+        loss.backward()
+        assert torch.equal(torch.get_rng_state(), after_forward)
+    assert bert.embeddings.word_embeddings.weight.grad is not None and lstm.weight_hh_l0.grad is not None

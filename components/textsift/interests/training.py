@@ -88,10 +88,10 @@ def train_interest_model(posts: Sequence[InterestPost], params: InterestParams, 
                              params.max_source, params.max_target)
         batch = type(batch)(*(t.to(device) for t in (batch.input_ids, batch.segments, batch.attention,
                                                      batch.labels)))
-        with dropout:  # the step's draws come from this training's own stream; the lock is free between steps
+        with dropout:  # the forward pass draws from this training's own stream (device.TorchStream)
             with autocast(device, True):
                 value = loss(im.model, batch)
-            value.backward()
+        value.backward()  # draws nothing: another training's forward pass runs beside it
         torch.nn.utils.clip_grad_norm_(im.model.parameters(), params.max_grad_norm)
         optimizer.step()
         scheduler.step()

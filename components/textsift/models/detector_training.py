@@ -115,9 +115,9 @@ def _fit(detector: Detector, windows: list[Window], targets: list[list[TokenSpan
         total = 0.0
         batches = length_batches(lengths, params.batch_size, order_rng)
         for step, index in enumerate(batches, start=epoch * per_epoch + 1):
-            with dropout:  # the step's draws come from this training's own stream; the lock is free between steps
+            with dropout:  # the forward pass draws from this training's own stream (device.TorchStream)
                 loss = batch_loss(detector, [windows[i] for i in index], [targets[i] for i in index])
-                loss.backward()
+            loss.backward()  # draws nothing: another training's forward pass runs beside it
             torch.nn.utils.clip_grad_norm_(trainable, params.max_grad_norm)
             optimizer.step()
             scheduler.step()

@@ -93,11 +93,11 @@ def _fit(fm: FillInModel, train: torch.Tensor, params: FillInParams, seed: int, 
     fm.model.train()
     for step, index in _batches(len(train), params.batch_size, total, seed):
         inputs, labels = mask_for_mlm(train[index], fm.tokenizer, params.mask_probability, masks)
-        with dropout:  # the step's draws come from this training's own stream; the lock is free between steps
+        with dropout:  # the forward pass draws from this training's own stream (device.TorchStream)
             with autocast(fm.device, params.mixed_precision):
                 out = fm.model(input_ids=inputs.to(fm.device), attention_mask=(inputs != pad).long().to(fm.device),
                                labels=labels.to(fm.device))
-            out.loss.backward()
+        out.loss.backward()  # draws nothing: another training's forward pass runs beside it
         optimizer.step()
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
