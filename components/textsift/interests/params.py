@@ -25,9 +25,9 @@ class InterestParams(Frozen):
     none_rate: float = Field(0.2, ge=0, le=1, description="share of posts that reveal no interest")
     max_source: int = Field(96, ge=8, description="post tokens read (longer posts are truncated)")
     max_target: int = Field(32, ge=4, description="target tokens trained on")
-    epochs: float = Field(2.0, gt=0, description="passes over the training posts; 2 learns the demo's interests as "
-                                                 "well as 3 (accuracy 0.904 on its 104 revealing test documents) "
-                                                 "in two thirds of the time")
+    epochs: float = Field(2.0, gt=0, description="passes over the training posts; against 3: the same accuracy on the "
+                                                 "demo's 104 revealing test documents (0.904), evidence ROUGE-L on "
+                                                 "held-out posts 0.814 vs 0.830, 149 s vs 232 s on 2 cores")
     batch_size: int = Field(16, ge=1)
     learning_rate: float = Field(2e-4, gt=0)
     warmup_fraction: float = Field(0.1, ge=0, lt=1)

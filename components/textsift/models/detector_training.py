@@ -6,8 +6,8 @@ baseline token cross-entropy against BIO tags. AdamW (a pretrained encoder at
 ``learning_rate``, the layers trained from scratch at ``head_learning_rate``), linear warm-up
 and decay, gradient clipping, bf16 autocast on CUDA. Randomness is seeded from
 ``textsift.rng``: new weights (a ``torch.Generator``), the batch order (a numpy generator) and
-dropout, which PyTorch draws from its default generator: each step runs in this training's own seeded stream of
-it (:class:`textsift.device.TorchStream`), as in :mod:`textsift.models.training`.
+dropout, which PyTorch draws from its default generator: each step's forward pass runs in this training's own seeded
+stream of it (:class:`textsift.device.TorchStream`), as in :mod:`textsift.models.training`.
 
 Batches hold windows of similar length (:func:`textsift.models.bucketing.length_batches`): GlobalPointer scores every
 (start, end) pair, so a batch costs the square of its longest window, and random batches of this

@@ -3,9 +3,9 @@
 AdamW with linear warm-up and linear decay, bf16 autocast on CUDA, a held-out share of the
 windows for the MLM loss and perplexity. Every random draw is seeded from ``textsift.rng``:
 the window split and batch order (numpy generators), the MLM masks (a CPU ``torch.Generator``)
-and dropout, which PyTorch draws from its default generator: each step's forward and backward pass
-runs in this training's own seeded stream of it (:class:`textsift.device.TorchStream`), so training is
-reproducible (bit-identical on the CPU) whatever runs beside it, and no state leaks out. Progress goes to
+and dropout, which PyTorch draws from its default generator: each step's forward pass (the backward pass
+draws nothing) runs in this training's own seeded stream of it (:class:`textsift.device.TorchStream`), so
+training is reproducible (bit-identical on the CPU) whatever runs beside it, and no state leaks out. Progress goes to
 the ``textsift`` logger as counts, losses and ETA.
 """
 
