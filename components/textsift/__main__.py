@@ -1,5 +1,5 @@
 """``python -m textsift``: the same command line as the ``textsift`` script."""
 
-from textsift.cli import app
+from textsift.cli import main
 
-app(prog_name="textsift")
+main()

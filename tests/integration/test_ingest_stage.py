@@ -12,6 +12,7 @@ from mlflow.tracking import MlflowClient
 from tests.integration.conftest import make_project
 from textsift.config import TrackingParams
 from textsift.errors import InputError
+from textsift.locks import RUN_RECORD
 from textsift.stages import run_stage
 from textsift.tracking import resolve_uri
 
@@ -65,6 +66,14 @@ def test_cli_stage_log_is_quiet_and_outputs_are_group_readable(project: Path) ->
     assert noisy == []  # GX's and MLflow's routine INFO lines stay out of a run's log
     for output in ("data/ingest/corpus.parquet", "data/ingest/rejects.parquet", "metrics/ingest.json"):
         assert (project / output).stat().st_mode & 0o777 == 0o644, output
+    # the process left without the interpreter's teardown (cli.main): nothing it owed was lost
+    printed = json.loads(done.stdout)
+    assert printed == json.loads((project / "metrics/ingest.json").read_text(encoding="utf-8"))
+    client = MlflowClient(resolve_uri(TrackingParams(), project))
+    [stage_run] = client.search_runs([client.get_experiment_by_name("textsift").experiment_id])
+    assert stage_run.info.status == "FINISHED" and "stage.wall_seconds" in stage_run.data.metrics  # logged last
+    assert {name: stage_run.data.metrics[name] for name in printed} == printed
+    assert not (project / RUN_RECORD).exists()
 
 
 def test_a_rerun_removes_what_a_killed_run_left_beside_its_outputs(tmp_path: Path) -> None:
