@@ -167,7 +167,7 @@ def use_secret_block(name: str) -> str:
 
 @flow(name="textsift-pipeline", on_failure=[notify_failure], on_crashed=[notify_failure])
 def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str | None = None,
-             force: bool = False, secret_block: str | None = None) -> dict[str, Any]:
+             force: bool = False, secret_block: str | None = None, slots: int | None = None) -> dict[str, Any]:
     """Run every stage instance in DAG order; returns the MLflow ids and per-stage metrics.
 
     An instance whose inputs (the registry's deps, its params, its code) and outputs are those of its
@@ -176,6 +176,8 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
     ``gpu_resource``: the Dask worker resource that GPU stages need (see :func:`placement`).
     ``secret_block``: a Prefect ``Secret`` block holding the project's secret key (a deployment's way to
     pass it; Dask workers in other processes need ``TEXTSIFT_SECRET_KEY`` in their own environment).
+    ``slots``: the task runner's workers; at most that many instances run at once, those that most others wait
+    for first (:func:`flows.scheduling.submit_when_ready`; None: every ready instance is submitted at once).
     """
     logger = get_run_logger()
     root_path = Path(root).resolve()
@@ -209,7 +211,7 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
                                              not force, time_limit(params, inst.stage.name), wait_for=waits)
 
             upstream = {name: [u.name for u in upstream_instances(inst, params)] for name, inst in by_name.items()}
-            futures = submit_when_ready(list(by_name), upstream, submit)
+            futures = submit_when_ready(list(by_name), upstream, submit, slots)
             metrics = {name: future.result() for name, future in futures.items()}
             times = stage_times({name: m.get(WALL_KEY, 0.0) for name, m in metrics.items()})
             tracker.log_metrics(parent, {f"time_s.{name.replace('@', '.')}": m.get(WALL_KEY, 0.0)
@@ -261,8 +263,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_no_run(Path(args.root).resolve())  # before the temporary API's start-up, not after it
         start_temporary_api()
+        slots = None if args.dask_address else args.dask_workers  # a cluster of its own: its size is unknown here
         result = pipeline.with_options(task_runner=runner)(root=args.root, params_path=args.params,
-                                                           gpu_resource=args.gpu_resource, force=args.force)
+                                                           gpu_resource=args.gpu_resource, force=args.force,
+                                                           slots=slots)
     except TextsiftError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
