@@ -23,7 +23,7 @@ def test_served_deployment_has_the_recipes_name_schedule_and_parameters() -> Non
     from flows.pipeline import pipeline
 
     spec = declared()
-    assert spec["cron"] == "0 3 * * *" and spec["parameters"] == {"root": "."}
+    assert spec["cron"] == "0 3 * * *" and spec["parameters"] == {"root": ".", "slots": 2}
     deployment = pipeline.to_deployment(name=spec["name"], cron=spec["cron"], parameters=spec["parameters"])
     assert deployment.name == "textsift-nightly"
     assert [s.schedule.cron for s in deployment.schedules] == ["0 3 * * *"]
