@@ -42,8 +42,8 @@ def submit_when_ready(
     """
     if slots is not None and slots < 1:
         raise ValueError(f"slots must be at least 1, not {slots}")
-    rank = {name: (-len(downstream), position)
-            for position, (name, downstream) in enumerate(downstream_of(order, upstream).items())}
+    downstream = downstream_of(order, upstream)
+    rank = {name: (-len(downstream[name]), position) for position, name in enumerate(order)}
     futures: dict[str, PrefectFuture[Any]] = {}
     finished: set[str] = set()
     waiting = list(order)
