@@ -13,8 +13,10 @@ import importlib
 import logging
 from pathlib import Path
 
+from textsift.allocator import keep_freed_memory
 from textsift.telemetry import disable_telemetry
 
+keep_freed_memory()
 disable_telemetry()
 
 from bench.harness import write_results  # noqa: E402

@@ -25,8 +25,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from textsift.allocator import keep_freed_memory
 from textsift.telemetry import disable_telemetry
 
+keep_freed_memory()
 disable_telemetry()
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "textsift")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,11 +14,16 @@ import pytest
 import yaml
 
 _PREFECT_HOME = tempfile.mkdtemp(prefix="textsift-prefect-")
+atexit.register(shutil.rmtree, _PREFECT_HOME, ignore_errors=True)  # its Prefect database: 9 MB per test process
 os.environ["PREFECT_HOME"] = _PREFECT_HOME
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 os.environ.pop("MLFLOW_TRACKING_URI", None)
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "textsift")
 os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
+
+from textsift.allocator import keep_freed_memory  # noqa: E402
+
+keep_freed_memory()  # before any thread starts
 
 from textsift.config import parse_params  # noqa: E402
 from textsift.telemetry import disable_telemetry  # noqa: E402

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import typer
 
+from textsift.allocator import keep_freed_memory
 from textsift.telemetry import disable_telemetry
 
+keep_freed_memory()
 disable_telemetry()
 
 from textsift.chunked import CHUNK_DOCS  # noqa: E402
