@@ -13,11 +13,9 @@ import importlib
 import logging
 from pathlib import Path
 
-from textsift.allocator import keep_freed_memory
-from textsift.telemetry import disable_telemetry
+from textsift.entry_point import prepare_process
 
-keep_freed_memory()
-disable_telemetry()
+prepare_process()
 
 from bench.harness import write_results  # noqa: E402
 

@@ -25,11 +25,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from textsift.allocator import keep_freed_memory
-from textsift.telemetry import disable_telemetry
+from textsift.entry_point import prepare_process
 
-keep_freed_memory()
-disable_telemetry()
+prepare_process()
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "textsift")
 os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")

@@ -1,4 +1,5 @@
-"""Shared test setup: telemetry off, Prefect state in a temporary home, tiny params."""
+"""Shared test setup: the process prepared as every entry point does, Prefect state in a temporary home, tiny
+params."""
 
 from __future__ import annotations
 
@@ -21,14 +22,10 @@ os.environ.pop("MLFLOW_TRACKING_URI", None)
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "textsift")
 os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
-from textsift.allocator import keep_freed_memory  # noqa: E402
-
-keep_freed_memory()  # before any thread starts
-
 from textsift.config import parse_params  # noqa: E402
-from textsift.telemetry import disable_telemetry  # noqa: E402
+from textsift.entry_point import prepare_process  # noqa: E402
 
-disable_telemetry()
+prepare_process()
 # Prefect's console handler may log after pytest closed its capture streams at exit; that
 # is noise, not a failure.
 logging.raiseExceptions = False

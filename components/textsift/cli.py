@@ -14,11 +14,9 @@ from pathlib import Path
 
 import typer
 
-from textsift.allocator import keep_freed_memory
-from textsift.telemetry import disable_telemetry
+from textsift.entry_point import prepare_process
 
-keep_freed_memory()
-disable_telemetry()
+prepare_process()
 
 from textsift.chunked import CHUNK_DOCS  # noqa: E402
 from textsift.config import Params, load_params  # noqa: E402

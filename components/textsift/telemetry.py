@@ -1,7 +1,7 @@
 """Switch off the analytics of Prefect, MLflow, DVC and Great Expectations, and their chatter.
 
-Called at every entry point (CLI, flows, tests) before those libraries are imported;
-values already set by the user win.
+Called at every entry point (:func:`textsift.entry_point.prepare_process`) before those libraries are
+imported; values already set by the user win.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def test_freed_blocks_are_reused_in_a_thread_and_children_inherit_the_settings()
     applied, faults, child = _probe(None)
     assert applied
     assert faults < 2 * BLOCK_PAGES  # the first step faults the block in; the others reuse it
-    assert dict(item.split("=") for item in child.split(":")) == {k: str(v) for k, v in SETTINGS.items()}
+    assert dict(item.split("=") for item in child.split(":")) == {k: str(v) for k, (_, v) in SETTINGS.items()}
 
 
 def test_settings_already_in_the_environment_are_left_alone() -> None:
