@@ -31,6 +31,7 @@ from textsift.mechanisms.registry import document_wise, mechanism
 from textsift.prerequisites import ensure
 from textsift.readers import read_records
 from textsift.registry import StageInstance, get_stage
+from textsift.releases import release_key
 from textsift.stages import StageContext
 from textsift.stages.ingest import build_corpus, ingest_metrics
 from textsift.stages.privatize import privatize_corpus
@@ -153,7 +154,9 @@ def privatize_file(
     run_id = tracker.start_run(f"privatize-file@{setting_name}", tags={"textsift.stage": "privatize_file"})
     ctx = StageContext(root, params, StageInstance(get_stage("privatize"), setting_name), tracker, run_id)
     # loaded once for every chunk: models, indexes, the detected-spans file
-    resources, key = StageResources(ctx), secret_key.ensure(root)  # the project's key, as the pipeline's draws
+    # the setting's release key, as the pipeline's: each document draws by its id and text (textsift.releases), so
+    # only the exact published (id, text) gives the published output, and another file's row-1 draws afresh
+    resources, key = StageResources(ctx), release_key(secret_key.ensure(root), setting.kind, setting_name, setting)
     ok, parts = False, []
     progress = Progress(planned.accepted, f"privatize@{setting_name}")
     try:

@@ -4,7 +4,8 @@ Publish time of METHODS.md §3: new documents get step 1 (the project's detector
 words; ``replace_labels`` become the filler), are embedded with the project's encoder, and receive
 Lap(0, Δf_d/ε_d) with the *fitted* allocation of a named ``embedding_dp`` setting — the ε_d and Δf_d of
 its manifest, so a new batch is released exactly like the published set (ε_max per document). The
-noise is keyed by (the project's secret key, document id) (:mod:`textsift.secret_key`). A
+noise is keyed by the setting's release key and each row's id and clean embedding (:mod:`textsift.releases`):
+another file's ``row-1`` draws afresh, and only the published (id, text) reproduces a published row. A
 project without the fit runs ``ingest``, ``train_detectors``, ``train_fill_in``, ``lrp_budgets`` and
 ``embedding_dp@<setting>`` first, as ``textsift detect`` does for its detector.
 """
@@ -32,6 +33,7 @@ from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
 from textsift.errors import ConfigError, InputError
 from textsift.prerequisites import ensure
+from textsift.releases import release_key
 from textsift.stages.lrp_budgets import vectors_table
 from textsift.tracking import Tracker
 
@@ -55,7 +57,7 @@ def embed(texts: Sequence[str], doc_ids: Sequence[str], setting: str, root: str 
 
     Args:
         texts: Documents. Not mutated.
-        doc_ids: One unique id per text: the noise is keyed by it (same id, same noise).
+        doc_ids: One unique id per text: the noise is keyed by it and the text's clean embedding.
         setting: A name of ``embedding_dp.settings``.
         root: The textsift project (its fit is built first when missing).
         params_path: Its params file (default ``<root>/params.yaml``).
@@ -81,7 +83,8 @@ def embed(texts: Sequence[str], doc_ids: Sequence[str], setting: str, root: str 
     encoder = load_sentence_encoder(folder, resolve_device(device or params.device))
     clean = encode(encoder, filled, options.batch_size, options.max_length)
     return laplace_noise(clean, [str(i) for i in doc_ids], np.asarray(manifest["sensitivity"]),
-                         np.asarray(manifest["epsilon_d"]), secret_key.ensure(root))
+                         np.asarray(manifest["epsilon_d"]),
+                         release_key(secret_key.ensure(root), "embedding_dp", setting, options.settings[setting]))
 
 
 def embed_file(input_path: Path, output_path: Path, setting: str, source: SourceParams, params_path: Path,

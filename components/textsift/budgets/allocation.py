@@ -25,6 +25,7 @@ import numpy as np
 
 from textsift import rng
 from textsift.errors import ConfigError
+from textsift.releases import draw_name
 
 NOISE_STAGE = "lrp_budgets.noise"
 # r̂ below 1e-3 counts as 1e-3. A dimension the classifier never uses (MiniLM has constant ones) would otherwise
@@ -177,7 +178,7 @@ def laplace_scale(sensitivity: np.ndarray, epsilon_d: np.ndarray) -> np.ndarray:
 
 def unit_laplace(doc_ids: Sequence[str], dim: int, key: rng.Key) -> np.ndarray:
     """Lap(0, 1) draws, one row of ``dim`` per id from ``rng.generator(key, "lrp_budgets.noise", id)``; ``key`` is
-    the project's secret key when the noise is released (:mod:`textsift.secret_key`).
+    a setting's release key when the noise is released (:mod:`textsift.releases`).
 
     :func:`laplace_noise` scales these by λ_d; a caller comparing several allocations on the same rows
     (the grid search) draws them once and scales them per allocation, which gives the same noise.
@@ -188,22 +189,29 @@ def unit_laplace(doc_ids: Sequence[str], dim: int, key: rng.Key) -> np.ndarray:
     return unit
 
 
+def noise_names(doc_ids: Sequence[str], clean: np.ndarray) -> list[str]:
+    """Per row, the name its noise is drawn by: its id and a digest of its clean float32 embedding
+    (:func:`textsift.releases.draw_name`). Another text under the same id (another file's ``row-1``, an edited
+    document) draws afresh, so the difference of two published rows never cancels their noise; the same text under
+    the same id and setting gets the same noise, which publishes nothing new."""
+    rows = np.ascontiguousarray(clean, dtype=np.float32)
+    return [draw_name(str(doc_id), row.tobytes()) for doc_id, row in zip(doc_ids, rows, strict=True)]
+
+
 def laplace_noise(embeddings: np.ndarray, doc_ids: Sequence[str], sensitivity: np.ndarray,
                   epsilon_d: np.ndarray, key: rng.Key) -> np.ndarray:
     """Add Lap(0, Δf_d/ε_d) to every dimension of every embedding (METHODS.md §3 step 5).
 
-    Row i's noise comes from ``rng.generator(key, "lrp_budgets.noise", doc_ids[i])``, so it depends only
-    on (key, id) — never on batch split, row order or worker count; with the secret key nobody else can
-    regenerate it (an outsider who could would subtract it). Ids must therefore be unique per
-    released embedding: two rows sharing an id would share their noise, and the difference of their noisy
-    embeddings would reveal the difference of the clean ones.
+    Row i's noise comes from ``rng.generator(key, "lrp_budgets.noise", noise_names(doc_ids, embeddings)[i])``, so it
+    depends only on (key, id, clean row) — never on batch split, row order or worker count; with the secret key
+    nobody else can regenerate it (an outsider who could would subtract it). Ids must be unique per released set.
 
     Args:
         embeddings: Clean sentence embeddings, shape [n, dim]. Not mutated.
         doc_ids: One unique id (str) per row.
         sensitivity: Δf_d, shape [dim], > 0.
         epsilon_d: Per-dimension budgets, shape [dim], > 0 (each row is then Σ_d ε_d-DP).
-        key: The project's secret key (a public seed only in tests and benchmarks).
+        key: The setting's release key (:func:`textsift.releases.release_key`; a public seed only in tests).
 
     Returns:
         A new array of noisy embeddings, same shape; same dtype for floating input, else float64.
@@ -220,6 +228,6 @@ def laplace_noise(embeddings: np.ndarray, doc_ids: Sequence[str], sensitivity: n
         raise ValueError(f"got {len(ids)} doc ids for {clean.shape[0]} embeddings")
     if len(set(ids)) != len(ids):
         raise ValueError("doc ids must be unique: rows with the same id would get the same noise")
-    unit = unit_laplace(ids, scale.shape[0], key)
+    unit = unit_laplace(noise_names(ids, clean), scale.shape[0], key)
     out_dtype = clean.dtype if np.issubdtype(clean.dtype, np.floating) else np.float64
     return (clean.astype(np.float64) + unit * scale).astype(out_dtype)

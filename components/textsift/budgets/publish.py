@@ -108,6 +108,7 @@ def manifest(name: str, setting: EmbeddingDPSetting, shape: tuple[float, float, 
         "a": a, "b": b, "gamma": gamma, "encoder": encoder, "dim": int(sensitivity.shape[0]), "rows": n_rows,
         "epsilon_d": [float(v) for v in epsilon_d], "sensitivity": [float(v) for v in sensitivity],
         "laplace_scale": [float(v) for v in laplace_scale(sensitivity, epsilon_d)],
-        "key_fingerprint": key_fingerprint, "noise_key": "rng.generator(secret key, 'lrp_budgets.noise', doc_id)",
+        "key_fingerprint": key_fingerprint,
+        "noise_key": "rng.generator(the setting's release key, 'lrp_budgets.noise', doc_id + clean-row digest)",
         "accounting": ACCOUNTING,
     }

@@ -32,3 +32,21 @@ def ledger_metrics(epsilon: Sequence[float] | None) -> dict[str, float]:
     p50, p90 = np.percentile(values, [50, 90])
     return {"ledger.dp": 1.0, "ledger.epsilon_mean": float(values.mean()), "ledger.epsilon_p50": float(p50),
             "ledger.epsilon_p90": float(p90), "ledger.epsilon_max": float(values.max())}
+
+
+def composed_epsilon(per_setting: Sequence[Sequence[float | None]], per_row: Sequence[float]) -> np.ndarray:
+    """Per document, the ε of every differentially private release of it from one corpus, added up (sequential
+    composition: each release draws its own noise, :mod:`textsift.releases`, so the releases compose).
+
+    Args:
+        per_setting: Each text setting's ledger column in document order (None entries: not DP, adds nothing).
+        per_row: Each noisy-embedding setting's ε_max (every row of that set spends it).
+    """
+    lengths = {len(column) for column in per_setting}
+    if len(lengths) > 1:
+        raise ValueError(f"ledgers of different lengths: {sorted(lengths)}")
+    n = lengths.pop() if lengths else 0
+    total = np.full(n, float(sum(per_row)), dtype=np.float64)
+    for column in per_setting:
+        total += np.array([0.0 if e is None or np.isnan(e) else float(e) for e in column], dtype=np.float64)
+    return total

@@ -3,7 +3,8 @@
 Every mechanism (DataSifterText §1, metric-DP §2, redaction) is called the same way by the
 privatize stage and by ``textsift privatize``: :meth:`Mechanism.privatize` takes the documents,
 the setting, a :class:`Resources` that loads what the setting needs on demand (the artifacts
-``setting.needs()`` names in :mod:`textsift.catalog`) and the key its draws derive from, and
+``setting.needs()`` names in :mod:`textsift.catalog`) and the release key its draws derive from
+(:func:`textsift.releases.release_key`; per document, ``Documents.draw_names``), and
 returns the privatized texts in input order with the mechanism's aggregate metrics (numbers,
 never text). The mechanisms are listed by kind in ``textsift.mechanisms.registry.MECHANISMS``.
 """
@@ -11,24 +12,34 @@ never text). The mechanisms are listed by kind in ``textsift.mechanisms.registry
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from textsift.corpus import Span
+from textsift.releases import draw_name
 
 
 @dataclass(frozen=True)
 class Documents:
-    """The texts to privatize, their ids (every draw is keyed by id) and their gold spans (empty when unknown)."""
+    """The texts to privatize, their ids, their gold spans (empty when unknown) and the names their draws are keyed by.
+
+    ``draw_names`` defaults to each document's id and text digest (:func:`textsift.releases.draw_name`): another text
+    under the same id never shares a draw. A served request passes fresh names instead (the client chooses none).
+    """
 
     texts: list[str]
     ids: list[str]
     gold: list[list[Span]]
+    draw_names: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not len(self.texts) == len(self.ids) == len(self.gold):
             raise ValueError(f"{len(self.texts)} texts, {len(self.ids)} ids and {len(self.gold)} span lists")
+        if not self.draw_names:
+            object.__setattr__(self, "draw_names", [draw_name(i, t) for i, t in zip(self.ids, self.texts, strict=True)])
+        elif len(self.draw_names) != len(self.texts):
+            raise ValueError(f"{len(self.texts)} texts and {len(self.draw_names)} draw names")
 
 
 class Resources(Protocol):

@@ -2,7 +2,8 @@
 
 Reads the fit of ``lrp_budgets`` (published-basis embeddings, Δf_d, relevance), picks a, b, γ by
 validation score for an ``lrp`` setting (the whole grid goes to MLflow), allocates ε_d (Σ ε_d = ε_max),
-adds Lap(0, Δf_d/ε_d) keyed by (secret key, document id) and writes ``data/embeddings/<setting>.parquet``
+adds Lap(0, Δf_d/ε_d) keyed by the setting's release key and each row's id and clean embedding
+(:mod:`textsift.releases`: two settings never share a draw) and writes ``data/embeddings/<setting>.parquet``
 (doc_id, split, label, embedding) with ``<setting>.manifest.json`` (ε_max, p, a, b, γ, ε_d, Δf_d, the
 accounting). Only the noisy set, the manifest and aggregates leave the stage.
 """
@@ -18,11 +19,12 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from textsift import quality
-from textsift.budgets.allocation import laplace_scale, unit_laplace
+from textsift.budgets.allocation import laplace_scale, noise_names, unit_laplace
 from textsift.budgets.publish import Split, choose_shape, epsilon_for, manifest, noisy
 from textsift.corpus import write_json, write_table
 from textsift.errors import ConfigError
 from textsift.evaluation.outsider import denoise_error_ratio
+from textsift.releases import release_key
 from textsift.stages import StageContext
 from textsift.stages.lrp_budgets import BUDGETS, EMBEDDINGS, vectors_table
 
@@ -57,7 +59,9 @@ def run(ctx: StageContext) -> None:
     rows, x, sensitivity, relevance = read_basis(ctx)
     seed, secret = ctx.params.seed, ctx.secret_key  # the public seed fits classifiers; the noise needs the key
     ids = rows["doc_id"].tolist()
-    everything = Split(x, ids, rows["label"].tolist(), unit_laplace(ids, x.shape[1], secret))  # drawn once
+    drawn = release_key(secret, "embedding_dp", key, setting)  # this setting's own noise: no two sets share a draw
+    unit = unit_laplace(noise_names(ids, x), x.shape[1], drawn)  # drawn once, scaled per allocation of the grid
+    everything = Split(x, ids, rows["label"].tolist(), unit)
     train, validation = _split(everything, rows, "train"), _split(everything, rows, "validation")
     if setting.allocation == "lrp" and not validation.ids:
         raise ConfigError(f"embedding_dp.settings.{key}: choosing a, b, gamma needs a validation split "

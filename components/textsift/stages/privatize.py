@@ -29,6 +29,7 @@ from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.mechanisms.base import Documents
 from textsift.mechanisms.redact.vault import seal
 from textsift.mechanisms.registry import mechanism
+from textsift.releases import release_key
 from textsift.rng import Key
 from textsift.serving import servable
 from textsift.stages import StageContext
@@ -71,7 +72,8 @@ def run(ctx: StageContext) -> None:
 
     Reads ``corpus`` (and what the mechanism needs); writes ``privatized`` (ids, labels and splits kept, spans and
     interests emptied) and ``privatize_metrics``; logs the metrics, tags the run with mechanism and setting, and logs a
-    line with the documents, seconds and share of tokens changed. Every draw is keyed by the project's secret key.
+    line with the documents, seconds and share of tokens changed. Every draw is keyed by the setting's release key
+    (the project's secret key derived for this setting: :mod:`textsift.releases`) and each document's id and text.
     """
     key = ctx.instance.key
     settings = ctx.params.privatize.settings
@@ -82,7 +84,8 @@ def run(ctx: StageContext) -> None:
     quality.check_corpus(corpus, name="privatize_input").raise_if_failed()
     started, resources, docs, secret = time.perf_counter(), StageResources(ctx), documents(corpus), ctx.secret_key
     implementation = mechanism(setting.kind)
-    texts, mechanism_metrics = implementation.privatize(docs, setting, resources, secret)
+    drawn = release_key(secret, setting.kind, key, setting)  # this setting's own draws (textsift.releases)
+    texts, mechanism_metrics = implementation.privatize(docs, setting, resources, drawn)
     seconds = time.perf_counter() - started
     output = corpus.assign(text=texts, spans=[[] for _ in texts], interest=None)  # the attacker's truth stays private
     report = quality.check_privatized(corpus, output, name="privatized_corpus")
@@ -97,7 +100,7 @@ def run(ctx: StageContext) -> None:
     metrics.update({"privatize.docs_per_s": len(texts) / seconds if seconds else 0.0,
                     "privatize.seconds": seconds, **report.to_metrics()})
     write_table(corpus_table(output), ctx.output("privatized"))
-    entries = implementation.vault_entries(docs, setting, resources, secret) if getattr(setting, "vault", False) else {}
+    entries = implementation.vault_entries(docs, setting, resources, drawn) if getattr(setting, "vault", False) else {}
     with atomic_path(ctx.output("vault")) as tmp:
         tmp.write_bytes(seal(entries, key, secret))
     write_table(ledger_table(docs.ids, epsilon, GUARANTEES.get(setting.kind, "")), ctx.output("ledger"))

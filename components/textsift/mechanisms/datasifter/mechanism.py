@@ -55,5 +55,6 @@ def privatize(docs: Documents, setting: DataSifterSetting, resources: Resources,
     whitelist, blacklist = word_lists(setting, resources)
     extra = span_words(docs) if setting.whitelist_spans else None
     protected = resources.detected(docs, setting.labels) if setting.mask_detected else None
-    result = sift(docs.texts, docs.ids, setting, resources.fill_in(), whitelist, blacklist, key, extra, protected)
+    result = sift(docs.texts, docs.draw_names, setting, resources.fill_in(), whitelist, blacklist, key, extra,
+                  protected)
     return result.texts, result.metrics

@@ -58,7 +58,7 @@ def load_privatizer(setting: MetricDPSetting, resources: Resources) -> MetricDPP
     )
 
 
-per_document = True  # each word's noise is keyed by (key, document id, position)
+per_document = True  # each word's noise is keyed by (release key, document's draw name, position)
 additive_metrics = ("tokens",)  # a total: a chunked run sums it
 metric_weight = "tokens"  # its rates are per token: a chunked run weighs chunks by their tokens
 
@@ -78,7 +78,7 @@ def privatize(docs: Documents, setting: MetricDPSetting, resources: Resources, k
     """
     index = resources.index(setting.index)
     privatizer = load_privatizer(setting, resources)
-    texts, doc_ids = docs.texts, [str(i) for i in docs.ids]
+    texts, doc_ids = docs.texts, docs.draw_names
     if setting.max_epsilon_per_document is not None:
         check_budget(docs, perturbed_counts(privatizer, texts), setting)
     protected = (protected_words(texts, resources.detected(docs, setting.labels)) if setting.replace_detected

@@ -134,14 +134,15 @@ def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, key: r
 
 def redact(
     texts: Sequence[str], doc_ids: Sequence[str], spans: Sequence[Sequence[Span]], setting: RedactSetting, key: rng.Key,
-    vault: dict[str, list[tuple[str, str, str]]] | None = None,
+    vault: dict[str, list[tuple[str, str, str]]] | None = None, owners: Sequence[str] | None = None,
 ) -> tuple[list[str], dict[str, float]]:
     """Redact every document (row order kept); metrics: spans given, regions replaced, documents touched.
-    ``vault``, when given, receives each document's ``(label, pseudonym, original)`` entries by id."""
+    ``vault``, when given, receives each document's ``(label, pseudonym, original)`` entries by id. ``owners`` names
+    what each document's pseudonyms are keyed by (``Documents.draw_names``: id and text digest); default its id."""
     out, replaced = [], []
-    for text, doc_id, doc_spans in zip(texts, doc_ids, spans, strict=True):
+    for text, doc_id, owner, doc_spans in zip(texts, doc_ids, owners or doc_ids, spans, strict=True):
         record = vault.setdefault(doc_id, []) if vault is not None else None
-        redacted, count = redact_text(text, doc_spans, setting, key, doc_id, record)
+        redacted, count = redact_text(text, doc_spans, setting, key, owner, record)
         out.append(redacted)
         replaced.append(count)
     n = max(len(texts), 1)

@@ -1,0 +1,59 @@
+"""Which release a privacy draw belongs to: two releases never share noise, one release reproduces byte for byte.
+
+A published output is an equation in the clean data and the noise. Two outputs drawn from the same noise are two
+equations in the same unknowns: two embedding sets that scale one Laplace draw solve exactly for the clean
+embeddings, two metric-DP settings that scale one draw emit the same word far more often than independent noise
+would, and a service that pseudonymizes with the published corpus's draws confirms guessed names. So every draw that
+decides what is released derives from a key of the release it belongs to, and from the content it perturbs:
+
+- :func:`release_key` — the project's secret key derived for (mechanism kind, setting name, digest of the setting's
+  parameters, scope). Two settings, or one setting whose parameters changed, draw independently; ``scope``
+  separates what the pipeline publishes (:data:`PUBLISHED`) from what ``textsift serve`` answers (:data:`SERVED`).
+- :func:`draw_name` — the per-document name every generator of a release is keyed by: the document's id and a
+  digest of its content. Another text under the same id (an edited document, another file's ``row-1``, a request
+  naming a published id) draws afresh; the same text under the same id and setting gives the same output, which is
+  no new release at all (nothing composes). ``dvc repro`` reproduces every output from the key alone.
+
+A served request gets a draw name from OS entropy (:func:`fresh_draw_name`): what a client sends never steers a draw,
+so no query reproduces a published stand-in or a published noise vector.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from typing import Any
+
+from textsift.secret_key import SecretKey
+
+PUBLISHED = "published"  # what the pipeline and the ad-hoc commands release
+SERVED = "served"  # what `textsift serve` answers: a key no published output was drawn with
+_SEP = "\x1f"
+
+
+def setting_digest(setting: Any) -> str:
+    """16 hex digits of a setting's validated parameters (a pydantic model, or any JSON-able mapping)."""
+    fields = setting.model_dump(mode="json") if hasattr(setting, "model_dump") else setting
+    return hashlib.blake2b(json.dumps(fields, sort_keys=True).encode(), digest_size=8).hexdigest()
+
+
+def release_key(secret: SecretKey, kind: str, name: str, setting: Any, scope: str = PUBLISHED) -> SecretKey:
+    """The key of one setting's releases: a PRF of the secret key and (scope, kind, name, parameters)."""
+    return secret.derive(_SEP.join(("release", scope, kind, name, setting_digest(setting))))
+
+
+def content_digest(content: str | bytes) -> str:
+    """32 hex digits of a document's content (its text, or the bytes of the vector its noise is added to)."""
+    data = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def draw_name(doc_id: str, content: str | bytes) -> str:
+    """The name a document's draws are keyed by: its id and its content digest (never published)."""
+    return f"{doc_id}{_SEP}{content_digest(content)}"
+
+
+def fresh_draw_name() -> str:
+    """A served record's draw name: 128 bits of OS entropy, so a request cannot choose or repeat a draw."""
+    return "served" + _SEP + secrets.token_hex(16)

@@ -1,0 +1,75 @@
+"""Two releases never share noise (textsift.releases): per-setting keys, per-content draw names, composed ledgers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from textsift.budgets.allocation import laplace_noise
+from textsift.evaluation.ledger import composed_epsilon
+from textsift.mechanisms.base import Documents
+from textsift.mechanisms.metric_dp.params import MetricDPSetting
+from textsift.mechanisms.redact.params import RedactSetting
+from textsift.mechanisms.redact.redactor import redact
+from textsift.releases import SERVED, draw_name, fresh_draw_name, release_key
+from textsift.secret_key import SecretKey
+
+SECRET = SecretKey(bytes(range(32)))
+EPS10 = MetricDPSetting(kind="metric_dp", index="w2v", epsilon=10)
+EPS50 = MetricDPSetting(kind="metric_dp", index="w2v", epsilon=50)
+
+
+def test_each_setting_name_parameters_and_scope_has_its_own_key() -> None:
+    keys = [release_key(SECRET, "metric_dp", "a", EPS10), release_key(SECRET, "metric_dp", "b", EPS10),
+            release_key(SECRET, "metric_dp", "a", EPS50), release_key(SECRET, "metric_dp", "a", EPS10, scope=SERVED),
+            release_key(SecretKey(bytes(range(1, 33))), "metric_dp", "a", EPS10)]
+    assert len({k.material for k in keys}) == len(keys)
+    assert release_key(SECRET, "metric_dp", "a", EPS10).material == keys[0].material  # its holder reproduces it
+
+
+def test_another_text_under_the_same_id_draws_afresh_and_served_names_are_never_repeated() -> None:
+    docs = Documents(["Ann called.", "Ann called!"], ["row-1", "row-2"], [[], []])
+    assert docs.draw_names == [draw_name("row-1", "Ann called."), draw_name("row-2", "Ann called!")]
+    assert draw_name("row-1", "Ann called.") != draw_name("row-1", "Bob called.")
+    assert len({fresh_draw_name() for _ in range(1000)}) == 1000
+    with pytest.raises(ValueError, match="draw names"):
+        Documents(["a"], ["1"], [[]], ["x", "y"])
+
+
+def test_two_files_with_the_same_row_ids_share_no_embedding_noise() -> None:
+    """The difference of two published rows under one id must not be the difference of their clean embeddings
+    (with noise keyed by id alone it was, to 1e-7)."""
+    generator = np.random.default_rng(0)
+    first, second = generator.normal(size=(50, 16)), generator.normal(size=(50, 16))
+    ids = [f"row-{i}" for i in range(50)]
+    scale_args = (np.ones(16), np.full(16, 2.0))  # sensitivity 1, ε_d 2: Lap(0.5)
+    noisy_first, noisy_second = (laplace_noise(x, ids, *scale_args, SECRET) for x in (first, second))
+    residual = (noisy_first - noisy_second) - (first - second)
+    assert np.abs(residual).mean() == pytest.approx(0.75, rel=0.1)  # E|L1 - L2| for independent Lap(0.5): 0.75
+    again = laplace_noise(first, ids, *scale_args, SECRET)
+    np.testing.assert_array_equal(again, noisy_first)  # the same rows under the same key: the same release
+
+
+def test_the_same_name_in_two_probe_texts_under_a_published_id_gets_other_stand_ins() -> None:
+    """The oracle: a probe "My name is X." under a published document's id must not get that document's stand-in."""
+    from textsift.corpus import Span
+
+    setting = RedactSetting(kind="redact")
+    published_text, probe = "Ann Lee met us.", "My name is Ann Lee."
+    key = release_key(SECRET, "redact", "red", setting)
+    published = Documents([published_text], ["doc-7"], [[Span(0, 7, "PERSON")]])
+    probed = Documents([probe], ["doc-7"], [[Span(11, 18, "PERSON")]])
+    stand_in = redact(published.texts, published.ids, published.gold, setting, key, owners=published.draw_names)[0]
+    answer = redact(probed.texts, probed.ids, probed.gold, setting, key, owners=probed.draw_names)[0]
+    assert answer[0].removeprefix("My name is ").removesuffix(".") not in stand_in[0]
+    # keyed by the id alone (the vulnerable design), the probe's answer names the published stand-in
+    published_by_id = redact(published.texts, published.ids, published.gold, setting, key)[0]
+    by_id = redact(probed.texts, probed.ids, probed.gold, setting, key)[0]
+    assert by_id[0].removeprefix("My name is ").removesuffix(".") in published_by_id[0]
+
+
+def test_the_composed_ledger_adds_every_dp_release_of_a_document() -> None:
+    text_settings = [[10.0, 30.0, 0.0], [None, None, None], [5.0, 5.0, 50.0]]  # metric-DP, redaction, metric-DP
+    np.testing.assert_allclose(composed_epsilon(text_settings, [100.0, 300.0]), [415.0, 435.0, 450.0])
+    with pytest.raises(ValueError, match="different lengths"):
+        composed_epsilon([[1.0], [1.0, 2.0]], [])
