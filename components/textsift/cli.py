@@ -207,6 +207,9 @@ def serve(
     token_env: str = typer.Option("TEXTSIFT_SERVE_TOKEN", help="environment variable holding the bearer token"),
     max_bytes: int = typer.Option(1_000_000, min=1, help="largest request body"),
     max_records: int = typer.Option(1_000, min=1, help="most records in one request (privatized as one batch)"),
+    rate_limit: int = typer.Option(60_000, min=0, help="most records a token may have privatized per minute (0: any)"),
+    audit_log: Path = typer.Option(Path(".textsift/serve/audit.jsonl"),
+                                   help="one JSON line per request: time, token digest, status, records (no text)"),
     root: Path = typer.Option(Path("."), help="project folder (its MLflow store)"),
     params: Path | None = typer.Option(None, help="params file (default <root>/params.yaml)"),
 ) -> None:
@@ -235,8 +238,9 @@ def serve(
     except TextsiftError as err:
         _fail(err)
     typer.echo(f"serving {model} (setting {setting}, key {key.fingerprint}) on http://{host}:{port}/privatize")
-    uvicorn.run(create_app(loaded, token, setting, key.fingerprint, max_bytes, max_records), host=host, port=port,
-                log_level="warning")
+    audit = audit_log if audit_log.is_absolute() else root.resolve() / audit_log
+    uvicorn.run(create_app(loaded, token, setting, key.fingerprint, max_bytes, max_records, rate_limit, audit),
+                host=host, port=port, log_level="warning")
 
 
 @app.command()

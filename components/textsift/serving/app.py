@@ -9,7 +9,10 @@ too (413); a body that is not such JSON gets 400, a record without text 422, a f
 error class only) — each error names the problem (and, for a record, its position), never the text.
 Model calls run one at a time off the event loop, so ``/health`` and ``/metrics`` answer during a long one.
 ``GET /health`` says which setting is served and with which key (its fingerprint); ``GET /metrics`` gives
-request, document, model-call and error counts and the time spent, in the Prometheus text format.
+request, document, model-call and error counts and the time spent, in the Prometheus text format. A token may have
+at most ``rate_limit`` records privatized per minute (429 with ``Retry-After`` beyond), and every request is a line
+of the audit log — counts, never text (:mod:`textsift.serving.guard`). Each answer is a fresh draw
+(:mod:`textsift.serving.model`): the service cannot be made to repeat a published release.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -27,10 +31,12 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from textsift.errors import InputError
 from textsift.serving.batching import Batcher
+from textsift.serving.guard import AuditLog, RateLimit
 from textsift.serving.model import row_ids
 
 MAX_BYTES = 1_000_000
 MAX_RECORDS = 1_000
+RATE_LIMIT = 60_000  # records per token per minute
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -79,18 +85,22 @@ def _records(body: bytes, max_records: int) -> list[dict[str, str]] | JSONRespon
 
 
 def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes: int = MAX_BYTES,
-               max_records: int = MAX_RECORDS) -> FastAPI:
-    """The HTTP app around a loaded privatizer (``model.predict(frame)``, :mod:`textsift.serving.model`)."""
+               max_records: int = MAX_RECORDS, rate_limit: int = RATE_LIMIT, audit: Path | None = None) -> FastAPI:
+    """The HTTP app around a loaded privatizer (``model.predict(frame)``, :mod:`textsift.serving.model`); at most
+    ``rate_limit`` records per token per minute (0: unlimited), one line per request in the ``audit`` file."""
     if len(token) < 16:
         raise ValueError("the serving token must have at least 16 characters")
     app = FastAPI(title="textsift privatizer", docs_url=None, redoc_url=None, openapi_url=None)
     counters = _Counters()
     expected = f"Bearer {token}".encode()
     batcher = Batcher(model.predict, max_records)
+    limit, log = RateLimit(rate_limit), AuditLog(audit)
 
-    def finish(response: Any) -> Any:
+    def finish(response: Any, records: int = 0, started: float | None = None, authorised: bool = True) -> Any:
         with counters.lock:
             counters.requests[response.status_code] += 1
+        log.record(token if authorised else None, response.status_code, records,
+                   time.perf_counter() - started if started is not None else 0.0)
         return response
 
     @app.get("/health")
@@ -104,7 +114,7 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
     @app.post("/privatize")
     async def privatize(request: Request) -> Any:
         if not hmac.compare_digest(request.headers.get("authorization", "").encode(), expected):
-            return finish(_error(401, "missing or wrong bearer token"))
+            return finish(_error(401, "missing or wrong bearer token"), authorised=False)
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > max_bytes):
             return finish(_error(413, f"the body is over {max_bytes} bytes"))
@@ -122,17 +132,23 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
         frame = pd.DataFrame({"text": [r["text"] for r in records]})
         if any("id" in r for r in records) and not all("id" in r for r in records):
             return finish(_error(422, "give every record an \"id\", or none"))
+        wait = limit.take(token, len(records))
+        if wait:
+            response = _error(429, f"over the rate limit of {rate_limit} records per minute for this token")
+            if wait != float("inf"):
+                response.headers["Retry-After"] = str(max(1, int(wait + 0.999)))
+            return finish(response, len(records))
         frame.insert(0, "id", [str(r["id"]) for r in records] if "id" in records[0] else row_ids(frame))
         started = time.perf_counter()
         try:  # joined with the requests that queued meanwhile, off the event loop (health and metrics answer)
             out = await batcher.submit(frame)
         except InputError as err:
-            return finish(_error(422, f"{type(err).__name__}: {err}"))
+            return finish(_error(422, f"{type(err).__name__}: {err}"), len(records), started)
         except Exception as err:  # noqa: BLE001 - a server fault: its class only, never a message that could hold text
-            return finish(_error(500, f"the privatizer failed ({type(err).__name__})"))
+            return finish(_error(500, f"the privatizer failed ({type(err).__name__})"), len(records), started)
         with counters.lock:
             counters.documents += len(records)
             counters.seconds += time.perf_counter() - started
-        return finish(JSONResponse({"records": out.to_dict(orient="records")}))
+        return finish(JSONResponse({"records": out.to_dict(orient="records")}), len(records), started)
 
     return app

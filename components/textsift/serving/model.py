@@ -1,5 +1,8 @@
 """The MLflow pyfunc privatizer (``textsift-privatizer``): texts in, privatized texts out, the key from the env.
 
+Its draws come from the setting's *served* release key and a fresh name per row (:mod:`textsift.releases`): the
+service cannot be asked to repeat the draws of a published corpus (a re-identification oracle) nor any earlier answer.
+
 This module imports mlflow (a pyfunc model subclasses ``mlflow.pyfunc.PythonModel``); the rest of the
 library reaches MLflow only through :mod:`textsift.tracking`, which saves and registers it.
 """
@@ -21,6 +24,7 @@ from textsift.errors import ConfigError, InputError
 from textsift.mechanisms.base import Documents
 from textsift.mechanisms.registry import mechanism
 from textsift.normalize import normalize_text
+from textsift.releases import SERVED, fresh_draw_name, release_key
 from textsift.serving import servable
 from textsift.serving.resources import ServedResources
 
@@ -40,7 +44,7 @@ def spec(setting_name: str, params: Any, fingerprint: str) -> str:
 
 
 def row_ids(frame: pd.DataFrame) -> list[str]:
-    """The request's ids, or a digest of each text (a draw is keyed by id: the same text, the same output)."""
+    """The request's ids, or a digest of each text: what the response names each row by (no draw is keyed by it)."""
     if ID in frame:
         return [str(i) for i in frame[ID]]
     return ["text#" + hashlib.blake2b(str(t).encode(), digest_size=8).hexdigest() for t in frame[TEXT]]
@@ -61,20 +65,26 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         if not os.environ.get(secret_key.ENV):
             raise ConfigError(f"no secret key: set ${secret_key.ENV} to the project's key (`textsift key show` "
                               "names its fingerprint) before loading the privatizer")
-        self.key = secret_key.load(Path("."))
-        if self.key is None or self.key.fingerprint != packed["key_fingerprint"]:
+        secret = secret_key.load(Path("."))
+        if secret is None or secret.fingerprint != packed["key_fingerprint"]:
             raise ConfigError(f"${secret_key.ENV} is not the key this privatizer was built with (fingerprint "
-                              f"{packed['key_fingerprint']}): its outputs would not be the pipeline's")
+                              f"{packed['key_fingerprint']})")
+        # served draws derive from a key no published output was drawn with (textsift.releases)
+        self.key = release_key(secret, self.setting.kind, self.setting_name, self.setting, scope=SERVED)
         self.resources = ServedResources(self.params, {k: Path(v) for k, v in context.artifacts.items() if k != SPEC})
 
     def predict(self, context: Any, model_input: pd.DataFrame, params: dict[str, Any] | None = None
                 ) -> pd.DataFrame:
-        """Privatize every row's ``text`` (normalized as ingest does), keyed by its ``id``; rows keep their order."""
+        """Privatize every row's ``text`` (normalized as ingest does); rows keep their order and ids.
+
+        Each row draws from a fresh name (:func:`textsift.releases.fresh_draw_name`): an id a client sends never keys a
+        draw, so no request reproduces a published stand-in or noise vector, and the same text sent twice is two
+        releases (its ε, returned per row, composes)."""
         if TEXT not in model_input:
             raise InputError(f"the input needs a {TEXT!r} column (and optionally {ID!r})")
         ids = row_ids(model_input)
         texts = [normalize_text(str(t), (), self.params.ingest.normalize)[0] for t in model_input[TEXT]]
-        docs = Documents(texts, ids, [[] for _ in texts])
+        docs = Documents(texts, ids, [[] for _ in texts], [fresh_draw_name() for _ in texts])
         out, _ = self.mechanism.privatize(docs, self.setting, self.resources, self.key)
         frame = pd.DataFrame({ID: ids, TEXT: out})
         spent = getattr(self.mechanism, "spent", None)

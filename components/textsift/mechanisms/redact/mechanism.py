@@ -13,14 +13,16 @@ from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact
 from textsift.rng import Key
 
-per_document = True  # a stand-in is keyed by (key, document id, original string)
+per_document = True  # a stand-in is keyed by (release key, document's draw name, original string)
 additive_metrics = ("spans_given", "regions_replaced")  # totals: a chunked run sums them
 
 
 def servable(setting: RedactSetting) -> bool:
-    """Shipped as a model unless it redacts gold spans only: a request carries none, so it would change nothing
-    (``both`` is served as ``detected``: what ``textsift privatize`` does to a file without spans)."""
-    return setting.spans != "gold"
+    """Shipped as a model unless it redacts gold spans only (a request carries none, so it would change nothing;
+    ``both`` is served as ``detected``: what ``textsift privatize`` does to a file without spans) or keeps one
+    pseudonym per string across the corpus (``scope: corpus``): served, that mapping answers "which stand-in does
+    this name get?" for anyone with a token, a re-identification oracle for every published document."""
+    return setting.spans != "gold" and setting.scope == "document"
 
 
 def needs(setting: RedactSetting) -> tuple[tuple[str, str | None], ...]:
@@ -31,14 +33,14 @@ def needs(setting: RedactSetting) -> tuple[tuple[str, str | None], ...]:
 def privatize(docs: Documents, setting: RedactSetting, resources: Resources, key: Key
               ) -> tuple[list[str], dict[str, float]]:
     """Redacted texts in input order and the mechanism's counts."""
-    return redact(docs.texts, docs.ids, _spans(docs, setting, resources), setting, key)
+    return redact(docs.texts, docs.ids, _spans(docs, setting, resources), setting, key, owners=docs.draw_names)
 
 
 def vault_entries(docs: Documents, setting: RedactSetting, resources: Resources, key: Key
                   ) -> dict[str, list[tuple[str, str, str]]]:
     """Per document id, ``(label, pseudonym, original)`` of every replaced region (the pseudonym vault)."""
     entries: dict[str, list[tuple[str, str, str]]] = {}
-    redact(docs.texts, docs.ids, _spans(docs, setting, resources), setting, key, vault=entries)
+    redact(docs.texts, docs.ids, _spans(docs, setting, resources), setting, key, vault=entries, owners=docs.draw_names)
     return {doc: found for doc, found in entries.items() if found}
 
 

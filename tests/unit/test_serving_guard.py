@@ -1,0 +1,53 @@
+"""The served privatizer's per-token rate limit and audit log (textsift.serving.guard), and what is never served."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from textsift.mechanisms.redact import mechanism as redact_mechanism
+from textsift.mechanisms.redact.params import RedactSetting
+from textsift.serving import servable
+from textsift.serving.guard import AuditLog, RateLimit, token_digest
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_token_gets_a_minute_of_records_then_waits_for_the_refill() -> None:
+    clock = Clock()
+    limit = RateLimit(60, clock)  # one record per second
+    assert limit.take("a", 50) == 0.0 and limit.take("a", 10) == 0.0
+    assert limit.take("a", 5) == pytest.approx(5.0)  # empty: five records in five seconds
+    assert limit.take("b", 60) == 0.0  # another token has its own allowance
+    clock.now = 5.0
+    assert limit.take("a", 5) == 0.0 and limit.take("a", 1) == pytest.approx(1.0)
+    assert limit.take("a", 61) == float("inf")  # more than a minute allows, ever
+    assert RateLimit(0, clock).take("a", 10**9) == 0.0  # 0: no limit
+
+
+def test_the_audit_log_holds_counts_and_a_token_digest_never_the_token(tmp_path: Path) -> None:
+    path = tmp_path / "serve" / "audit.jsonl"
+    log = AuditLog(path)
+    log.record("secret-token-0123456789", 200, 3, 0.25)
+    log.record(None, 401, 0, 0.0)
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [(x["token"], x["status"], x["records"]) for x in lines] == [
+        (token_digest("secret-token-0123456789"), 200, 3), (None, 401, 0)]
+    assert "secret-token" not in path.read_text() and stat.S_IMODE(path.stat().st_mode) == 0o600
+    AuditLog(None).record("t", 200, 1, 0.1)  # no file: nothing recorded, nothing fails
+
+
+def test_a_corpus_wide_pseudonym_mapping_is_never_served() -> None:
+    """Served, a corpus-scope mapping answers "which stand-in does this name get?" for every published document."""
+    assert servable(redact_mechanism, RedactSetting(kind="redact"))
+    assert not servable(redact_mechanism, RedactSetting(kind="redact", scope="corpus"))
+    assert not servable(redact_mechanism, RedactSetting(kind="redact", spans="gold"))
