@@ -87,6 +87,15 @@ def test_noisy_embeddings_are_published_with_their_manifest_and_evaluated(flow_r
         scale = np.array(manifest["laplace_scale"])
         np.testing.assert_allclose(np.abs(noise).mean(axis=0).mean() / scale.mean(), 1.0, rtol=0.1)  # E|Lap(λ)| = λ
     assert manifest["a"] is None
+    # two published sets of the same rows are two equations: with one shared draw they solve for the clean basis
+    (y1, s1), (y2, s2) = ((np.stack(pd.read_parquet(root / f"data/embeddings/{k}.parquet")["embedding"].to_numpy()),
+                           np.array(json.loads((root / f"data/embeddings/{k}.manifest.json").read_text())[
+                               "laplace_scale"])) for k in ("lrp_eps50", "uniform_eps50"))
+    apart = np.abs(s1 - s2) > 0.05 * np.maximum(s1, s2)
+    assert apart.sum() >= 8
+    solved = (s2 * y1 - s1 * y2)[:, apart] / (s2 - s1)[apart]
+    best_single = np.minimum(np.abs(y1 - basis).mean(axis=0), np.abs(y2 - basis).mean(axis=0))[apart].mean()
+    assert np.abs(solved - basis[:, apart]).mean() > best_single  # independent draws: worse than the better set
     table = pd.read_csv(root / "reports/evaluate/embedding_dp.csv")
     assert list(table["setting"]) == ["original", "filled", "lrp_eps50", "uniform_eps50"]
     assert table[["roc_auc", "attack_success"]].apply(lambda c: c.between(0, 1)).all().all()
@@ -253,7 +262,7 @@ def test_detection_is_its_own_stage_with_confidences_and_provenance(flow_run: di
 
 def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
     """One contract for every registered mechanism (textsift.mechanisms.base.Mechanism), on the flow's project:
-    the stage's output is ``privatize`` under the project's key; the same key gives the same texts; a
+    the stage's output is ``privatize`` under the setting's release key; the same key gives the same texts; a
     ``per_document`` mechanism's output does not depend on the batch or the row order; metrics are numbers.
     (Detector-driven protection is each mechanism's own test: test_redact, test_metric_dp_privatizer,
     test_datasifter_masking.)"""
@@ -261,6 +270,7 @@ def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
     from textsift.mechanisms.base import Documents
     from textsift.mechanisms.registry import MECHANISMS, mechanism
     from textsift.registry import StageInstance, get_stage
+    from textsift.releases import release_key
     from textsift.stages import StageContext
     from textsift.stages.privatize import documents
     from textsift.stages.resources import StageResources
@@ -270,16 +280,17 @@ def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
     params = load_params(root / "params.yaml")
     corpus = read_corpus(root / "data/ingest/corpus.parquet")
     docs = documents(corpus)
-    key = secret_key.ensure(root)  # the project's: the flow made its key on the first stage
+    secret = secret_key.ensure(root)  # the project's: the flow made its key on the first stage
     assert {s.kind for s in params.privatize.settings.values()} == set(MECHANISMS)  # every mechanism is covered
     for name, setting in params.privatize.settings.items():
+        key = release_key(secret, setting.kind, name, setting)
         ctx = StageContext(root, params, StageInstance(get_stage("privatize"), name), Tracker(params.tracking, root),
                            "contract")
         implementation, resources = mechanism(setting.kind), StageResources(ctx)
         assert implementation.needs(setting) == setting.needs()
         texts, metrics = implementation.privatize(docs, setting, resources, key)
         published = read_corpus(root / f"data/privatized/{name}.parquet")
-        assert texts == published["text"].tolist(), name  # the stage is the mechanism under the project's key
+        assert texts == published["text"].tolist(), name  # the stage is the mechanism under the release key
         assert implementation.privatize(docs, setting, resources, key)[0] == texts, name
         assert all(isinstance(v, int | float) for v in metrics.values()), name  # aggregates, never text
         if implementation.per_document:
@@ -290,6 +301,25 @@ def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
             assert implementation.privatize(back, setting, resources, key)[0] == texts[::-1], name
             assert (implementation.privatize(first, setting, resources, key)[0]
                     + implementation.privatize(second, setting, resources, key)[0]) == texts, name
+
+
+def test_two_metric_dp_settings_draw_independent_noise(flow_run: dict) -> None:
+    """``mdp`` and ``mdp_det`` share index and ε (``mdp_det`` also replaces detected words): from one shared draw they
+    emitted the same word at nearly every position either changed; independent draws agree far less."""
+    from textsift.tokenize import metric_dp_words
+
+    root: Path = flow_run["root"]
+    original, first, second = (read_corpus(root / f"data/{name}.parquet")["text"].tolist()
+                               for name in ("ingest/corpus", "privatized/mdp", "privatized/mdp_det"))
+    same = changed = 0
+    for text, a, b in zip(original, first, second, strict=True):
+        words = [[t.text for t in metric_dp_words(x)] for x in (text, a, b)]
+        if len({len(w) for w in words}) == 1:  # positions line up
+            pairs = [(x, y) for o, x, y in zip(*words, strict=True) if x != o or y != o]
+            changed += len(pairs)
+            same += sum(x == y for x, y in pairs)
+    assert changed > 200
+    assert same / changed < 0.3  # independent: ~0.04 here; one shared draw: nearly 1
 
 
 def test_no_key_bytes_outside_the_key_file(flow_run: dict) -> None:
@@ -359,7 +389,8 @@ def test_every_setting_has_a_ledger_of_what_each_document_spent(flow_run: dict) 
             assert metrics["ledger.epsilon_max"] == pytest.approx(ledger["epsilon"].max())
         else:
             assert ledger["epsilon"].isna().all() and metrics["ledger.dp"] == 0.0, name
-    assert "Privacy spent per document" in (root / "reports/evaluate/report.html").read_text(encoding="utf-8")
+    html = (root / "reports/evaluate/report.html").read_text(encoding="utf-8")
+    assert "Privacy spent per document" in html and "all DP releases" in html  # every release, composed
 
 
 def _adhoc_privatized(flow_run: dict, tmp_path: Path, setting: str, corpus: pd.DataFrame) -> list[str]:
@@ -369,6 +400,7 @@ def _adhoc_privatized(flow_run: dict, tmp_path: Path, setting: str, corpus: pd.D
     from textsift.cli import app
 
     source, out = tmp_path / f"{setting}.in.jsonl", tmp_path / f"{setting}.out.jsonl"
+    tmp_path.mkdir(parents=True, exist_ok=True)
     corpus[["doc_id", "text", "label"]].to_json(source, orient="records", lines=True)
     root = flow_run["root"]
     result = CliRunner().invoke(app, ["privatize", "--input", str(source), "--setting", setting, "--output", str(out),
@@ -385,9 +417,10 @@ def _latest_privatizer(flow_run: dict, setting: str) -> dict[str, Any]:
     return tracker.latest_version("textsift-privatizer", setting)
 
 
-def test_each_served_setting_is_a_registered_privatizer_that_gives_textsift_privatizes_output(
+def test_each_served_setting_is_a_registered_privatizer_that_never_repeats_a_published_draw(
         flow_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``models:/textsift-privatizer/...`` privatizes new text as `textsift privatize` does: same key, ids, bytes."""
+    """``models:/textsift-privatizer/...`` redacts what `textsift privatize` redacts, but with stand-ins of its own:
+    the same ids and texts never give the published stand-ins, and each call is a fresh draw."""
     import mlflow.pyfunc
 
     from textsift import secret_key
@@ -408,14 +441,62 @@ def test_each_served_setting_is_a_registered_privatizer_that_gives_textsift_priv
     monkeypatch.setenv(secret_key.ENV, (root / secret_key.KEY_FILE).read_text().strip())
     model = mlflow.pyfunc.load_model(local)
     assert model.metadata.get_input_schema().input_names() == ["id", "text"]
-    out = model.predict(pd.DataFrame({"id": corpus["doc_id"], "text": corpus["text"]}))
-    assert list(out["text"]) == expected and list(out["text"]) != list(corpus["text"])
+    request = pd.DataFrame({"id": corpus["doc_id"], "text": corpus["text"]})
+    out, again = list(model.predict(request)["text"]), list(model.predict(request)["text"])
+    replaced = [i for i, (text, private) in enumerate(zip(corpus["text"], expected, strict=True)) if text != private]
+    assert len(replaced) >= 5
+    assert all(out[i] != corpus["text"].iloc[i] for i in replaced)  # what the file's run redacts, it redacts
+    assert not [i for i in replaced if out[i] == expected[i] or out[i] == again[i]]  # never the published draws
     packed = Path(local) / "artifacts"
     assert not [f for f in packed.rglob("*") if f.is_file() and any(
         t in f.read_bytes().decode("utf-8", "ignore") for t in corpus["text"])]  # no document inside the model
 
 
-def test_textsift_serve_answers_real_http_requests_with_the_pipelines_output_and_no_text_in_errors(
+def _oracle_probes(root: Path, docs: int) -> tuple[pd.DataFrame, list[str], pd.Series]:
+    """The re-identification oracle's probes: for the first ``docs`` published documents whose gold person names
+    were replaced, one record "My name is <candidate>." under the document's id per candidate (every such name of
+    those documents); the candidates, and the published texts by id."""
+    corpus = read_corpus(root / "data/ingest/corpus.parquet")
+    published = read_corpus(root / "data/privatized/red.parquet").set_index("doc_id")["text"]
+    owners: dict[str, set[str]] = {}
+    for doc_id, text, spans in zip(corpus["doc_id"], corpus["text"], corpus["spans"], strict=True):
+        names = {text[s["start"]:s["end"]] for s in spans if s["label"] == "PERSON"}
+        names = {n for n in names if n not in published[doc_id]}  # replaced in the published document
+        if names and len(owners) < docs:
+            owners[doc_id] = names
+    candidates = sorted({n for names in owners.values() for n in names})
+    probes = pd.DataFrame([(d, c, c in owners[d]) for d in owners for c in candidates],
+                          columns=["doc_id", "candidate", "true"])
+    return probes, candidates, published
+
+
+def _confirmed(probes: pd.DataFrame, answers: list[str], published: pd.Series) -> pd.Series:
+    """Per probe, whether its answer's stand-in (the text around the template, when it replaced the candidate) is in
+    the published document of the probe's id: the oracle "confirms" that candidate for that document."""
+    stand_ins = [re.sub(r"^My name is (.*?)\.( Case \d+\.)?$", r"\1", a) for a in answers]
+    return pd.Series([s != c and s in published[d] for s, c, d in
+                      zip(stand_ins, probes["candidate"], probes["doc_id"], strict=True)])
+
+
+def test_textsift_privatize_is_no_oracle_for_published_pseudonyms(flow_run: dict, tmp_path: Path) -> None:
+    """With the project's key, `textsift privatize` of probe texts under published ids confirms no published name:
+    a document draws by its id and its text (textsift.releases), so only the published text repeats its stand-ins.
+    (Under draws keyed by id alone every true name was confirmed.)"""
+    root = flow_run["root"]
+    probes, candidates, published = _oracle_probes(root, 6)
+    assert probes["true"].sum() >= 6
+    answers = pd.Series("", index=probes.index)
+    for number, candidate in enumerate(candidates):  # ids are unique per file: one file per candidate
+        rows = probes[probes["candidate"] == candidate]
+        texts = _adhoc_privatized(flow_run, tmp_path / str(number), "red", pd.DataFrame(  # texts unique per file
+            {"doc_id": rows["doc_id"], "text": [f"My name is {candidate}. Case {i}." for i in range(len(rows))],
+             "label": "x"}))
+        answers[rows.index] = texts
+    confirmed = _confirmed(probes, answers.tolist(), published)
+    assert confirmed[probes["true"]].mean() <= 0.01 and confirmed.sum() <= 1
+
+
+def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_in_errors(
         flow_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import socket
     import threading
@@ -441,8 +522,9 @@ def test_textsift_serve_answers_real_http_requests_with_the_pipelines_output_and
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(model, token, setting, "fp", max_bytes=4000), host="127.0.0.1",
-                                           port=port, log_level="warning"))
+    audit = tmp_path / "audit.jsonl"
+    app = create_app(model, token, setting, "fp", max_bytes=64_000, rate_limit=600, audit=audit)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
@@ -453,11 +535,31 @@ def test_textsift_serve_answers_real_http_requests_with_the_pipelines_output_and
         records = [{"id": i, "text": t} for i, t in zip(corpus["doc_id"], corpus["text"], strict=True)]
         answer = httpx.post(f"{url}/privatize", json={"records": records}, headers=auth, timeout=60)
         assert answer.status_code == 200
-        assert [r["text"] for r in answer.json()["records"]] == _adhoc_privatized(flow_run, tmp_path, "red", corpus)
+        served = [r["text"] for r in answer.json()["records"]]
+        assert [r["id"] for r in answer.json()["records"]] == list(corpus["doc_id"])
+        published = _adhoc_privatized(flow_run, tmp_path, "red", corpus)
+        assert [s != t for s, t in zip(served, corpus["text"], strict=True)] == [
+            p != t for p, t in zip(published, corpus["text"], strict=True)]  # it redacts what the file's run does
+        assert not [s for s, p, t in zip(served, published, corpus["text"], strict=True) if p != t and s == p]
+        # the oracle: "My name is <candidate>." under a published document's id, every candidate for every document
+        probes, _, by_id = _oracle_probes(root, 12)
+        assert probes["true"].sum() >= 10
+        asked = [{"id": d, "text": f"My name is {c}."} for d, c in zip(probes["doc_id"], probes["candidate"],
+                                                                       strict=True)]
+        answers = []
+        for start in range(0, len(asked), 200):
+            reply = httpx.post(f"{url}/privatize", json={"records": asked[start:start + 200]}, headers=auth,
+                               timeout=120)
+            assert reply.status_code == 200, reply.text
+            answers += [r["text"] for r in reply.json()["records"]]
+        confirmed = _confirmed(probes, answers, by_id)
+        assert confirmed[probes["true"]].mean() <= 0.01 and confirmed.sum() <= 1  # was every true name
+        limited = httpx.post(f"{url}/privatize", json={"records": [{"text": "x y"}] * 600}, headers=auth, timeout=30)
+        assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
         secret_text = "Maria Lopez lives at 12 Elm Street"
         refused = {
             401: httpx.post(f"{url}/privatize", json={"records": [{"text": secret_text}]}, timeout=30),
-            413: httpx.post(f"{url}/privatize", json={"records": [{"text": secret_text * 200}]}, headers=auth,
+            413: httpx.post(f"{url}/privatize", json={"records": [{"text": secret_text * 2000}]}, headers=auth,
                             timeout=30),
             400: httpx.post(f"{url}/privatize", content=b"{" + secret_text.encode(), headers=auth, timeout=30),
             422: httpx.post(f"{url}/privatize", json={"records": [{"txt": secret_text}]}, headers=auth, timeout=30),
@@ -467,7 +569,12 @@ def test_textsift_serve_answers_real_http_requests_with_the_pipelines_output_and
         assert httpx.get(f"{url}/health", timeout=30).json() == {"status": "ok", "setting": "red",
                                                                   "key_fingerprint": "fp"}
         metrics = httpx.get(f"{url}/metrics", timeout=30).text
-        assert "textsift_documents_total 5" in metrics and 'textsift_requests_total{status="401"} 1' in metrics
+        assert f"textsift_documents_total {5 + len(asked)}" in metrics
+        assert 'textsift_requests_total{status="401"} 1' in metrics
+        lines = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
+        assert [line["status"] for line in lines].count(200) == 1 + len(range(0, len(asked), 200))
+        assert {line["status"] for line in lines} >= {200, 401, 413, 429} and "Maria" not in audit.read_text()
+        assert token not in audit.read_text() and not any(str(d) in audit.read_text() for d in corpus["doc_id"])
     finally:
         server.should_exit = True
         thread.join(timeout=30)
