@@ -96,8 +96,9 @@ class IngestParams(Frozen):
 class TfidfLogregParams(Frozen):
     """TF-IDF + logistic regression, the baseline classifier of METHODS.md section 5.
 
-    Terms are hashed into 2**n_features_log2 buckets, so the fitted model (logged to MLflow)
-    stores no vocabulary of the corpus it was trained on.
+    Terms are hashed into 2**n_features_log2 buckets, so the fitted model stores no vocabulary; its
+    IDF and coefficients still mark which hashed n-grams its training text held, so only the models of
+    privatized corpora are logged to MLflow.
     """
 
     n_features_log2: int = Field(18, ge=10, le=24)
@@ -160,6 +161,15 @@ class RecommendParams(Frozen):
 
 class BootstrapParams(Frozen):
     """Percentile-bootstrap intervals on utility and leak rates (test documents resampled)."""
+    cross_document: Probability = Field(0.05, description="ceiling on the share of published documents that carry "
+                                                          "a name part of another document of the corpus")
+    keyword_gain: Probability = Field(0.1, description="noisy embeddings: ceiling on the keyword attacker's gain over "
+                                                       "chance, 2 x balanced accuracy - 1 of the stronger of the "
+                                                       "clean-trained and the noise-aware attacker")
+    cross_release_gain: Probability = Field(
+        0.05, description="noisy embeddings: ceiling on the share of the distance to the clean embeddings that two "
+        "published sets close beyond what composition allows (the inverse-variance average: on their draws and in "
+        "expectation under independent noise)")
 
     samples: int = Field(1000, ge=100, description="resamples per interval")
     level: float = Field(0.95, gt=0, lt=1, description="coverage of each interval")
@@ -204,6 +214,11 @@ class FillInParams(Frozen):
     intermediate_size: int = Field(1024, ge=16)
     max_length: int = Field(128, ge=16, description="tokens per window")
     epochs: float = Field(3.0, gt=0)
+    min_doc_freq: int = Field(
+        5, ge=1,
+        description="the WordPiece vocabulary (published with the model) is learned only from words used outside "
+                    "privacy spans by at least this many distinct training documents; other words only give "
+                    "their characters, span text nothing")
     batch_size: int = Field(32, ge=1)
     learning_rate: float = Field(5e-4, gt=0)
     warmup_fraction: float = Field(0.06, ge=0, lt=1)

@@ -20,8 +20,8 @@ WINDOW = 16
 @pytest.fixture(scope="module")
 def fm() -> FillInModel:
     """An untrained tiny masked LM (ranking mechanics do not need a good one); window of 16 tokens."""
-    params = FillInParams(vocab_size=150, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64,
-                          max_length=WINDOW)
+    params = FillInParams(vocab_size=300, min_doc_freq=1, hidden_size=32, num_layers=1, num_heads=2,
+                          intermediate_size=64, max_length=WINDOW)  # 3 documents a word: whole words need 1
     model = build_model(TEXTS, params, torch.Generator().manual_seed(0))
     model.model.eval()
     return model

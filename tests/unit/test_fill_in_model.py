@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from textsift.config import FillInParams
+from textsift.corpus import Span
 from textsift.mechanisms.datasifter.fill import FillOptions, fill_documents
 from textsift.models.fill_in import build_model, continue_from, load_fill_in
 from textsift.models.loading import hf_folders as hf_dirs
@@ -41,11 +42,29 @@ def test_vocab_learning_is_deterministic_and_merges_frequent_pairs() -> None:
 
 
 def test_wordpiece_tokenizer_is_reproducible_and_bert_shaped() -> None:
-    a, b = train_wordpiece(TEXTS, 120), train_wordpiece(TEXTS, 120)
-    assert a.get_vocab() == b.get_vocab() and len(a) <= 120
+    a, b = train_wordpiece(TEXTS, 200), train_wordpiece(TEXTS, 200)
+    assert a.get_vocab() == b.get_vocab() and len(a) <= 200  # 109 are special tokens and the ASCII alphabet
     encoded = a("The screen was great")["input_ids"]
     assert encoded[0] == a.cls_token_id and encoded[-1] == a.sep_token_id
     assert a.convert_ids_to_tokens(a("recommend")["input_ids"])[1] == "recommend"
+
+
+def test_the_vocabulary_learns_only_public_words_and_still_spells_the_rest() -> None:
+    """Published with the model: nothing from inside a privacy span, no word of fewer than min_doc_freq
+    documents (project issue #32); both are still tokenized, into characters, never [UNK]."""
+    contact = "Call Zed Quill on 0712 4471 or at zed.q@fjord.io, thanks."
+    texts = [*TEXTS, *[contact] * 6, "A xylophonic screen."]
+    spans = [[]] * len(TEXTS) + [[Span(5, 14, "PERSON"), Span(18, 27, "PHONE"), Span(34, 48, "EMAIL")]] * 6 + [[]]
+    tok = train_wordpiece(texts, 400, spans=spans, min_doc_freq=5)
+    public = " ".join(TEXTS).lower() + " call on or at thanks"
+    merged = [p.removeprefix("##") for p in tok.get_vocab() if p not in SPECIAL_TOKENS]
+    assert all(p in public for p in merged if len(p) > 1)  # every merged piece is part of a public word
+    assert train_wordpiece(texts, 400, min_doc_freq=5).get_vocab().keys() >= {"zed", "quill", "0712"}  # as before
+    pieces = tok.convert_ids_to_tokens(tok("Quill xylophonic 0712", add_special_tokens=False)["input_ids"])
+    assert "[UNK]" not in pieces and tok.decode(tok("Quill xylophonic")["input_ids"], skip_special_tokens=True) == (
+        "quill xylophonic")
+    with pytest.raises(ValueError, match="3 texts but 1 span"):
+        train_wordpiece(texts[:3], 400, spans=[[]])
 
 
 def test_pack_windows_and_mlm_masking() -> None:

@@ -33,10 +33,12 @@ def train_tfidf_logreg(
 ) -> Pipeline:
     """Fit the TF-IDF + logistic-regression baseline (deterministic for a given seed).
 
-    Hashed n-gram counts (no stored vocabulary: the model holds no words of the corpus, so it
-    can be logged to MLflow even when trained on raw text), then TF-IDF weighting. The input is a
-    frame with a ``text`` column (:func:`as_frame`); scikit-learn only, so the logged model loads
-    anywhere scikit-learn does.
+    Hashed n-gram counts (no stored vocabulary, no ``stop_words_`` of pruned terms), then TF-IDF
+    weighting. The input is a frame with a ``text`` column (:func:`as_frame`); scikit-learn only, so
+    the logged model loads anywhere scikit-learn does. Hashing hides the words but not which ones
+    occurred: ``idf_`` and the non-zero coefficients mark every hashed n-gram of the training text,
+    so a model is only logged when its training text is published anyway (a privatized corpus,
+    ``stages.evaluate_report.register_classifiers``), never when trained on the original.
     """
     hashing = HashingVectorizer(n_features=2**params.n_features_log2, ngram_range=(1, params.ngram_max),
                                 alternate_sign=False, norm=None, dtype=np.float32)

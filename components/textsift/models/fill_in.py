@@ -9,7 +9,7 @@ the same initial model. Training lives in ``textsift.models.training``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, PreTrainedT
 from textsift.config import FillInParams
 from textsift.device import global_torch_rng
 from textsift.errors import StageError
+from textsift.indexes.vocabulary import CharSpan
 from textsift.models.loading import hf_folders, load_pretrained
 from textsift.models.wordpiece import train_wordpiece
 
@@ -69,9 +70,16 @@ def seed_weights(model: BertForMaskedLM, generator: torch.Generator, only: Seque
     model.tie_weights()
 
 
-def build_model(texts: Sequence[str], params: FillInParams, generator: torch.Generator) -> FillInModel:
-    """A new tokenizer trained on ``texts`` and a seeded ``BertForMaskedLM`` of the configured size."""
-    tokenizer = train_wordpiece(texts, params.vocab_size)
+def build_model(texts: Sequence[str], params: FillInParams, generator: torch.Generator,
+                spans: Sequence[Iterable[CharSpan]] | None = None) -> FillInModel:
+    """A new tokenizer trained on the public words of ``texts`` and a seeded ``BertForMaskedLM`` of the configured
+    size.
+
+    ``spans``: per document, its privacy spans (None: none known). The tokenizer learns nothing from their text
+    and only words of at least ``params.min_doc_freq`` documents (:func:`~textsift.models.wordpiece.train_wordpiece`):
+    its vocabulary is published with the model and is what DataSifterText's fills are drawn from.
+    """
+    tokenizer = train_wordpiece(texts, params.vocab_size, spans=spans, min_doc_freq=params.min_doc_freq)
     config = BertConfig(
         vocab_size=len(tokenizer), hidden_size=params.hidden_size, num_hidden_layers=params.num_layers,
         num_attention_heads=params.num_heads, intermediate_size=params.intermediate_size,

@@ -5,7 +5,9 @@ at a uniform that the caller drew from the document's own generator, so a draw n
 on which other documents share the batch. ``top1`` takes the most likely token, as the
 reference code does. Only whole-word tokens are candidates: no ``##`` continuation piece and
 no special token (so no [UNK] and no [MASK]); ``top1`` also skips punctuation, as the reference
-code does.
+code does. No candidate is personal data of a training document: the vocabulary is learned only
+from words used outside privacy spans by ``fill_in.min_doc_freq`` documents
+(:mod:`textsift.models.wordpiece`), the rule of metric-DP's output words, so no filter is needed here.
 """
 
 from __future__ import annotations
