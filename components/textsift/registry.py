@@ -154,7 +154,7 @@ STAGES: tuple[Stage, ...] = (
     ),
     Stage(
         name="ingest",
-        summary="read, validate, normalize, de-duplicate and split the corpus",
+        summary="read, validate, de-duplicate and split the corpus (its text kept as given)",
         params=("seed", "ingest", "quality"),
         input_params=("ingest.source.path",),
     ),
@@ -185,8 +185,9 @@ STAGES: tuple[Stage, ...] = (
         name="detect",
         summary="the recognizer set (model, patterns, optionally spaCy) over the corpus; its real-text figures",
         reads=("corpus", "detector"),
-        params=("device", "detection", "detectors.data.wnut17_path", "detectors.data.wnut17_labels",
-                "detectors.data.btc_path", "detectors.data.corpus_labels"),
+        # ingest.normalize: the view the recognizers read (textsift.normalize.model_view)
+        params=("device", "detection", "ingest.normalize", "detectors.data.wnut17_path",
+                "detectors.data.wnut17_labels", "detectors.data.btc_path", "detectors.data.corpus_labels"),
         input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
         gpu=True,
     ),
@@ -204,7 +205,7 @@ STAGES: tuple[Stage, ...] = (
         summary="apply one named privacy setting to the corpus (DataSifterText, metric-DP or redact)",
         # detector: documents the detected file lacks (``textsift privatize`` on a new file) are detected on the spot
         reads=("key_fingerprint", "corpus", "detected", "detector", "fill_in", "index", "index_metrics"),
-        # ingest.normalize: the served privatizer (textsift.serving) normalizes requests as ingest does
+        # ingest.normalize: the view the recognizers read of documents detected on the spot (and when served)
         params=("seed", "device", "detection", "indexes.geometry", "ingest.normalize"),
         gpu=True,
         foreach="privatize.settings",
@@ -215,7 +216,8 @@ STAGES: tuple[Stage, ...] = (
         name="lrp_budgets",
         summary="embed the corpus (task-irrelevant sensitive words filled); per-dimension sensitivity, LRP relevance",
         reads=("corpus", "detected", "detector", "fill_in"),
-        params=("seed", "device", "detection", *(f"embedding_dp.{k}" for k in EMBEDDING_FIT_PARAMS)),
+        params=("seed", "device", "detection", "ingest.normalize",  # the recognizers' view, as privatize's
+                *(f"embedding_dp.{k}" for k in EMBEDDING_FIT_PARAMS)),
         gpu=True,
     ),
     Stage(
@@ -229,7 +231,7 @@ STAGES: tuple[Stage, ...] = (
         name="evaluate",
         summary="utility of classifiers trained on each corpus: the privacy-utility frontier",
         reads=("corpus", "detector", "interests", "fill_in", "budgets", "detect_metrics", "privatized",
-               "privatize_metrics", "noisy_embeddings", "embedding_manifest", "embedding_dp_metrics"),
+               "privatize_metrics", "ledger", "noisy_embeddings", "embedding_manifest", "embedding_dp_metrics"),
         params=("seed", "device", "evaluate", "report", "privatize.settings", "embedding_dp", "tracking.log_models",
                 "tracking.registered_model"),
         plots=(Plot(catalog_path("frontier"), x="privacy_risk", y="utility",

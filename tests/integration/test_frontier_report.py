@@ -86,8 +86,37 @@ def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
     assert set(embedding) == {"lrp_eps50", "uniform_eps50"}
     for run in embedding.values():
         assert {"embedding.epsilon_max", "embedding.roc_auc", "embedding.attack_success_all"} <= set(run.data.metrics)
+    for run in embedding.values():
+        assert {"embedding.attack_success_clean_all", "embedding.attack_success_noise_all", "embedding.keyword_gain",
+                "embedding.single_cosine", "embedding.cross_release_cosine", "embedding.cross_release_baseline",
+                "embedding.cross_release_gain", "privacy_risk"} <= set(run.data.metrics)
+        assert 0 <= run.data.metrics["privacy_risk"] <= 1
     assert embedding["uniform_eps50"].data.tags["textsift.mechanism"] == "embedding_dp_uniform"
     assert embedding["lrp_eps50"].data.params["setting.allocation"] == "lrp"
+
+
+def test_the_strongest_attacker_is_reported_and_two_published_sets_do_not_solve_for_the_clean_ones(
+        flow_run: dict) -> None:
+    """The embedding table reports the stronger keyword attacker (clean-trained or noise-aware) next to the old
+    clean-trained figure, and the cross-release solver on the pipeline's two published sets. Two sets that scale one
+    noise draw solve exactly (gain 1.0, cosine 1.000); independent draws leave the solver at the composition
+    baseline (gain about 0): this fails on the shared-noise design."""
+    root: Path = flow_run["root"]
+    table = pd.read_csv(root / "reports/evaluate/embedding_dp.csv").set_index("setting")
+    settings = table.loc[["lrp_eps50", "uniform_eps50"]]
+    assert (settings["attack_success"] >= settings["attack_success_clean"] - 1e-9).all()
+    assert (settings["attack_success"] >= settings["attack_success_noise_all"] - 1e-9).all()
+    assert set(settings["cross_release_partner"]) == {"lrp_eps50", "uniform_eps50"}
+    ceiling = load_params(root / "params.yaml").evaluate.recommend.cross_release_gain
+    assert (settings["cross_release_gain"] <= ceiling).all(), settings["cross_release_gain"]  # 1.0 if shared
+    assert (settings["cross_release_cosine"] < 0.99).all()
+    assert settings["privacy_risk"].between(0, 1).all() and table.loc["filled", "single_cosine"] == 1.0
+    risk = settings[["keyword_gain", "cross_release_gain"]].max(axis=1)
+    assert (settings["privacy_risk"] - risk).abs().max() < 1e-6  # the largest criterion
+    frontier = pd.read_csv(root / "reports/evaluate/frontier.csv").set_index("setting")
+    measured = frontier.drop(index="original")["cross_document"]
+    assert measured.between(0, 1).all()  # the demo has gold person names: every setting is measured
+    assert (frontier.drop(index="original")["privacy_risk"] >= measured - 1e-6).all()
 
 
 def test_intervals_leaks_by_type_and_provenance_in_the_report(flow_run: dict, tmp_path: Path) -> None:

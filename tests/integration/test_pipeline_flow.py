@@ -65,10 +65,11 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
     evaluate = by_stage["evaluate"]
     assert 0 < evaluate.data.metrics["original.tfidf_logreg.original.accuracy"] <= 1
     artifacts = {a.path for a in client.list_artifacts(evaluate.info.run_id)}
-    assert "evaluate" in artifacts  # the tables; each corpus's classifier is in its frontier@ run
-    frontier_original = client.search_runs([result["experiment_id"]], "tags.`textsift.setting` = 'original'")[0]
-    model_files = {a.path for a in client.list_artifacts(frontier_original.info.run_id, "tfidf_logreg")}
-    assert "tfidf_logreg/MLmodel" in model_files
+    assert "evaluate" in artifacts  # the tables; each privatized corpus's classifier is in its frontier@ run
+    runs = {key: client.search_runs([result["experiment_id"]], f"tags.`textsift.setting` = '{key}'")[0]
+            for key in ("original", "red")}
+    assert "tfidf_logreg/MLmodel" in {a.path for a in client.list_artifacts(runs["red"].info.run_id, "tfidf_logreg")}
+    assert not client.list_artifacts(runs["original"].info.run_id, "tfidf_logreg")  # raw text: never logged
 
 
 def test_noisy_embeddings_are_published_with_their_manifest_and_evaluated(flow_run: dict) -> None:
@@ -106,7 +107,7 @@ def test_noisy_embeddings_are_published_with_their_manifest_and_evaluated(flow_r
     assert "Noisy sentence embeddings" in html
 
 
-def test_each_corpus_classifier_is_registered_with_a_signature_and_only_a_person_moves_the_alias(
+def test_each_privatized_corpus_classifier_is_registered_with_a_signature_and_only_a_person_moves_the_alias(
         flow_run: dict, tmp_path: Path) -> None:
     import mlflow.pyfunc
 
@@ -119,7 +120,7 @@ def test_each_corpus_classifier_is_registered_with_a_signature_and_only_a_person
     client = MlflowClient(result["tracking_uri"])
     versions = client.search_model_versions("name = 'textsift-classifier'")
     by_setting = {v.tags["textsift.setting"]: v for v in versions}
-    assert set(by_setting) == {"original", "ds", "ds2", "mdp", "mdp_det", "red"} and len(versions) == 6
+    assert set(by_setting) == {"ds", "ds2", "mdp", "mdp_det", "red"} and len(versions) == 5  # not the original
     proposed = client.get_run(result["parent_run_id"]).data.tags["textsift.recommended_setting"]
     assert [k for k, v in by_setting.items() if v.tags["textsift.proposed"] == "true"] == (
         [proposed] if proposed != "none" else [])
@@ -127,7 +128,7 @@ def test_each_corpus_classifier_is_registered_with_a_signature_and_only_a_person
     # only proposes; a person promotes, with a reason, and a setting that failed the rule needs --accept-failing
     tracker = Tracker(load_params(flow_run["root"] / "params.yaml").tracking, flow_run["root"])
     frontier = pd.read_csv(flow_run["root"] / "reports/evaluate/frontier.csv").set_index("setting")
-    failing = sorted(k for k in by_setting if k != "original" and not frontier.loc[k, "passes"])
+    failing = sorted(k for k in by_setting if not frontier.loc[k, "passes"])
     if failing:
         with pytest.raises(ConfigError, match="did not pass the recommendation rule"):
             promote(tracker, "textsift-classifier", failing[0], result["parent_run_id"], "try")
@@ -151,9 +152,8 @@ def test_each_corpus_classifier_is_registered_with_a_signature_and_only_a_person
     assert len(history) >= 2 and any('"setting": "red"' in h for h in history)
     with pytest.raises(ConfigError, match="say why"):
         promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], " ")
-    original = by_setting["original"]
     # no fluent mlflow.set_tracking_uri (it sets MLFLOW_TRACKING_URI for the whole process): download, then load
-    local = client.download_artifacts(original.run_id, "tfidf_logreg", str(tmp_path))
+    local = client.download_artifacts(by_setting["red"].run_id, "tfidf_logreg", str(tmp_path))
     model = mlflow.pyfunc.load_model(local)
     assert model.metadata.get_input_schema().input_names() == ["text"]
     predicted = model.predict(pd.DataFrame({"text": ["a wonderful film", "an awful film"]}))

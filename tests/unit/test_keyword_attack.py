@@ -6,7 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from textsift.evaluation.keyword_attack import attack_success, targets, train_attackers
+from textsift.evaluation.keyword_attack import (
+    advantage,
+    attack_success,
+    strongest,
+    targets,
+    train_attackers,
+    train_noise_aware_attackers,
+)
 from textsift.quality import check_embeddings
 
 N, DIM = 400, 16
@@ -51,6 +58,41 @@ def test_attacker_succeeds_on_clean_embeddings_and_falls_to_chance_under_heavy_n
     chance = attack_success(attackers, found, noisy, test)
     assert abs(chance["success.all"] - 0.5) < 0.08
     assert np.isnan(chance["success.filled"])  # no filled targets: no mean, not a made-up number
+
+
+def test_noise_aware_attacker_beats_the_clean_trained_one_under_published_scales() -> None:
+    """The word moves eight dimensions; the published scales leave one of them nearly clean and bury the other
+    seven (and most of the rest) in noise. Trained on clean embeddings the attacker leans on all eight and is at
+    near chance on the published set; trained on clean + noise of the published scales it finds the clean dimension.
+    A report that only shows the clean-trained attacker would call this set safe."""
+    n, dim = 1200, 64
+    rng = np.random.default_rng(0)
+    has = rng.random(n) < 0.4
+    x = rng.normal(0, 0.05, size=(n, dim))
+    x[:, :8] += 0.1 * has[:, None]
+    train = np.arange(n) < 800
+    found = targets([{"LOC"} if h else set() for h in has], [set()] * n, train, (), 10, 0)
+    scale = np.full(dim, 0.02)
+    scale[1:8], scale[20:] = 50.0, 1e3  # tiny ε_d: λ_d orders of magnitude above the signal
+    published = x + rng.laplace(0.0, 1.0, size=x.shape) * scale
+    clean = attack_success(train_attackers(x, train, found, seed=0), found, published, ~train)
+    aware = attack_success(train_noise_aware_attackers(x, train, found, scale, np.random.default_rng(5), seed=0),
+                           found, published, ~train)
+    assert clean["success.all"] < 0.6  # near chance (0.54-0.56 over seeds)
+    assert aware["success.all"] > 0.72 and aware["success.all"] - clean["success.all"] > 0.15  # 0.77-0.80
+    reported = strongest(clean, aware)
+    assert reported["success.all"] == aware["success.all"] and np.isnan(reported["success.filled"])
+    again = train_noise_aware_attackers(x, train, found, scale, np.random.default_rng(5), seed=0)
+    assert attack_success(again, found, published, ~train)["success.all"] == aware["success.all"]  # reproducible
+
+
+def test_strongest_takes_the_larger_per_group_and_advantage_rescales_to_0_1() -> None:
+    a = {"success.all": 0.6, "success.kept": 0.7, "success.filled": float("nan")}
+    b = {"success.all": 0.65, "success.kept": 0.5, "success.filled": 0.55}
+    assert strongest(a, b) == {"success.all": 0.65, "success.kept": 0.7, "success.filled": 0.55}
+    assert advantage(0.5) == 0.0 and advantage(0.4) == 0.0 and advantage(1.0) == 1.0
+    assert advantage(0.698) == pytest.approx(0.396)
+    assert np.isnan(advantage(float("nan")))
 
 
 def test_embeddings_suite_passes_a_good_set_and_names_what_breaks() -> None:

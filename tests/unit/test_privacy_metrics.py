@@ -71,3 +71,36 @@ def test_attacker_recall_counts_original_spans_the_detector_finds_again() -> Non
                        "attacker.recall.PHONE": 0.0}
     assert attacker_recall([ORIGINAL], [SPANS], [ORIGINAL], [[]])["attacker.recall"] == 0.0
     assert attacker_recall([ORIGINAL], [[]], [ORIGINAL], [[]]) == {}
+
+
+def _doc(text: str, *names: str) -> tuple[str, list[Span]]:
+    spans = []
+    for name in names:
+        start = text.index(name)
+        spans.append(Span(start, start + len(name), "PERSON"))
+    return text, spans
+
+
+def test_a_document_that_receives_another_documents_surname_is_flagged() -> None:
+    """The span leak rate only looks at a document's own spans: Okafor in Ann's document leaks Maria Okafor."""
+    from textsift.evaluation.privacy import cross_document_flags, cross_document_rate, name_parts
+
+    corpus = [_doc("Ann Lee called about the invoice.", "Ann Lee"),
+              _doc("Maria Okafor asked for a refund.", "Maria Okafor"),
+              _doc("Jo van Dam wrote twice.", "Jo van Dam"),
+              _doc("Nobody named here mentions the Lee report.")]
+    texts, spans = [t for t, _ in corpus], [s for _, s in corpus]
+    stop = {"van", "the"}
+    assert name_parts(*corpus[2], stop) == {"dam"}  # "jo" is too short, "van" a stop word
+    published = ["Ann Okafor called about the invoice.",  # another document's surname: flagged
+                 "Maria Okafor asked for a refund.",  # keeps its OWN name: the leak rate's business, not counted here
+                 "Jo Van wrote twice, said Dam.",  # only its own name parts and a stop word
+                 "Nobody named here mentions the Lee report."]  # "Lee" was already in its original: not received
+    assert cross_document_flags(texts, spans, published, stop) == [True, False, False, False]
+    maria = ["Someone called about the invoice.", "Someone asked for a refund.", "MARIA wrote twice.", texts[3]]
+    assert cross_document_flags(texts, spans, maria, stop) == [False, False, True, False]  # case-folded, whole word
+    assert cross_document_flags(texts, spans, ["Annalee Okaforish called.", *texts[1:]], stop)[0] is False
+    assert cross_document_rate([True, False, False, False]) == {"cross_document.rate": 0.25,
+                                                                "cross_document.documents": 4.0}
+    no_names = [[Span(0, 3, "CITY")] for _ in texts]  # no gold person names: nothing to measure, not a rate of 0
+    assert cross_document_flags(texts, no_names, published, stop) == [] and cross_document_rate([]) == {}

@@ -9,7 +9,7 @@ import pytest
 
 from textsift.config import RecommendParams
 from textsift.evaluation.frontier import frontier_table
-from textsift.evaluation.recommend import privacy_risk, ranked, recommend
+from textsift.evaluation.recommend import embedding_rule_text, judge_embeddings, privacy_risk, ranked, recommend
 
 NAN = math.nan
 
@@ -35,7 +35,9 @@ def _rows(**changes: dict) -> pd.DataFrame:
                    interest_leak_ci_high=0.24, outsider_gain=-0.006),
     }
     frame = pd.DataFrame([{"setting": k, "mechanism": "x", "leak_source": "gold spans", "accuracy_ci_low": NAN,
-                           "majority_accuracy": 0.5, **v, **changes.get(k, {})} for k, v in rows.items()])
+                           "majority_accuracy": 0.5, "cross_document": NAN if k == "original" else 0.01,
+                           "cross_document_ci_high": NAN if k == "original" else 0.02, **v, **changes.get(k, {})}
+                          for k, v in rows.items()])
     return frontier_table(frame)
 
 
@@ -85,7 +87,8 @@ def test_privacy_risk_is_the_worst_bound_and_ranking_puts_passing_settings_first
 def test_unmeasured_utility_or_privacy_never_passes_and_row_order_does_not_matter() -> None:
     no_utility = {"utility": NAN, "utility_ci_low": NAN}
     nothing_measured = {"leak_source": "unchanged-token share", "attacker_recall": NAN, "attacker_recall_ci_high": NAN,
-                        "interest_leak": NAN, "interest_leak_ci_high": NAN, "outsider_gain": NAN}
+                        "interest_leak": NAN, "interest_leak_ci_high": NAN, "outsider_gain": NAN,
+                        "cross_document": NAN, "cross_document_ci_high": NAN}
     table = _rows(mdp_eps50=no_utility, mdp_wide=nothing_measured)
     proposal = recommend(table, RecommendParams(), "u", 0.95)
     verdicts = proposal.verdicts.set_index("setting")["verdict"]
@@ -97,3 +100,34 @@ def test_unmeasured_utility_or_privacy_never_passes_and_row_order_does_not_matte
     unscored = _rows(ds=no_utility)  # ds risks more than mdp_eps50 and has no utility: dominated, not Pareto
     out = ranked(unscored, recommend(unscored, RecommendParams(), "u", 0.95)).set_index("setting")
     assert not out.loc["ds", "pareto"] and out.loc["mdp_wide", "pareto"]
+
+
+def test_another_documents_name_in_the_output_fails_a_setting_and_sets_its_risk() -> None:
+    """DataSifterText that leaks no span of its own but puts other people's surnames into 43% of documents: the
+    span leak rate calls it safe, the cross-document criterion does not, and its privacy risk is that share."""
+    table = _rows(mdp_eps50={"cross_document": 0.43, "cross_document_ci_high": 0.47})
+    proposal = recommend(table, RecommendParams(), "u", 0.95)
+    assert proposal.setting == "mdp_wide"
+    assert proposal.verdicts.set_index("setting").loc["mdp_eps50", "verdict"] == "fails: cross_document 0.470 > 0.05"
+    assert privacy_risk(table.set_index("setting").loc["mdp_eps50"]) == pytest.approx(0.47)  # its upper bound
+    assert "another document's name part <= 0.05" in proposal.rule
+
+
+def test_noisy_embeddings_are_judged_on_the_strongest_attack() -> None:
+    """The clean-trained keyword attacker at chance is not the risk: the noise-aware one (gain 0.396) and two sets
+    that solve for the clean embeddings (gain 1.0) are."""
+    table = pd.DataFrame([
+        {"setting": "original", "keyword_gain": 0.75, "cross_release_gain": NAN},
+        {"setting": "filled", "keyword_gain": 0.63, "cross_release_gain": NAN},
+        {"setting": "lrp_eps300", "keyword_gain": 0.396, "cross_release_gain": 1.0},
+        {"setting": "lrp_eps100", "keyword_gain": 0.02, "cross_release_gain": 0.01},
+        {"setting": "alone", "keyword_gain": 0.05, "cross_release_gain": NAN},  # a single set: no pair
+    ])
+    judged = judge_embeddings(table, RecommendParams()).set_index("setting")
+    assert judged.loc["lrp_eps300", "privacy_risk"] == 1.0
+    assert judged.loc["lrp_eps300", "verdict"] == "fails: keyword_gain 0.396 > 0.1; cross_release_gain 1.000 > 0.05"
+    assert bool(judged.loc["lrp_eps100", "passes"]) and judged.loc["lrp_eps100", "privacy_risk"] == 0.02
+    assert judged.loc["alone", "verdict"] == "passes every criterion (not measured: cross_release_gain)"
+    assert not judged.loc[["original", "filled"], "passes"].any()
+    assert judged.loc["filled", "privacy_risk"] == 0.63
+    assert "keyword attacker's gain over chance" in embedding_rule_text(RecommendParams())

@@ -18,7 +18,9 @@ CHANGE_KEY = "privacy.token_change_fraction"
 INTEREST_KEY = "privacy.interest.leak_rate"  # the IPI attacker's attribute leak (same name for every mechanism)
 INTEREST_ACCURACY_KEY = "privacy.interest.accuracy"  # ... and its accuracy against the corpus's known interests
 INTERVAL_COLUMNS = ("utility_ci_low", "utility_ci_high", "leak_rate_ci_low", "leak_rate_ci_high")
-ATTACK_INTERVALS = {"attacker_recall": "privacy.attacker.recall", "interest_leak": "privacy.interest.leak_rate"}
+CROSS_DOCUMENT_KEY = "privacy.cross_document.rate"  # evaluate's cross-document name disclosure (every mechanism)
+ATTACK_INTERVALS = {"attacker_recall": "privacy.attacker.recall", "interest_leak": "privacy.interest.leak_rate",
+                    "cross_document": CROSS_DOCUMENT_KEY}
 OUTSIDER_GAINS = ("attack.replay.gain", "attack.dictionary.gain")  # privatize's outsider attacks (privatize_attacks)
 NAN_PAIR = (float("nan"), float("nan"))
 
@@ -31,11 +33,12 @@ def frontier_rows(
     interest_leak`` (the interest attacker's attribute leak; 1 for the reference, NaN without an interest model),
     ``interest_accuracy`` (its accuracy on the documents whose true interest the corpus knows, the reference
     row's on the original text; NaN without known interests), ``outsider_gain`` (the largest gain of an outsider's
-    attack over its baseline; NaN when the mechanism has none), the bootstrap intervals ``utility_ci_low/high``
-    (from the utility table's ``<metric>_ci_*`` columns), ``leak_rate_ci_low/high`` (from ``leak_intervals``,
-    gold-span leak rates only), ``attacker_recall_ci_*`` and ``interest_leak_ci_*`` (from evaluate's attackers),
-    and the classifier's ``accuracy_ci_low`` and ``majority_accuracy`` (the recommendation's majority check); NaN
-    where absent.
+    attack over its baseline; NaN when the mechanism has none), ``cross_document`` (the share of published
+    documents carrying another document's name part; NaN without gold person names and for the reference), the
+    bootstrap intervals ``utility_ci_low/high`` (from the utility table's ``<metric>_ci_*`` columns),
+    ``leak_rate_ci_low/high`` (from ``leak_intervals``, gold-span leak rates only), ``attacker_recall_ci_*``,
+    ``interest_leak_ci_*`` and ``cross_document_ci_*`` (from evaluate's attackers), and the classifier's
+    ``accuracy_ci_low`` and ``majority_accuracy`` (the recommendation's majority check); NaN where absent.
 
     Args:
         utility: rows ``setting, classifier, test_on, <metric>...`` (the evaluate table).
@@ -73,6 +76,7 @@ def frontier_rows(
             "interest_leak": 1.0 if setting == REFERENCE else float(metrics.get(INTEREST_KEY, float("nan"))),
             "interest_accuracy": float(metrics.get(INTEREST_ACCURACY_KEY, float("nan"))),
             "outsider_gain": max(gains) if gains else float("nan"),
+            "cross_document": float(metrics.get(CROSS_DOCUMENT_KEY, float("nan"))),
             **dict(zip(INTERVAL_COLUMNS, (*utility_ci, *leak_ci), strict=True)), **attack_ci,
             **{column: float(match[column].iloc[0]) if len(match) and column in match else float("nan")
                for column in ("accuracy_ci_low", "majority_accuracy")},

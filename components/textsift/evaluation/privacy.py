@@ -8,13 +8,17 @@
 - attacker recall: share of the original's sensitive spans that a detector run on the output
   still finds (a detected span with the same words, case-insensitive): what an adversary with
   textsift's own detector recovers, the same metric for every mechanism.
+- cross-document name disclosure: share of published documents that carry a name part of ANOTHER document
+  of the corpus, one the original document itself does not contain. The leak rate counts only a document's
+  own spans; a fill-in model trained on the corpus (DataSifterText) or a pseudonym list can put a real
+  person's surname into somebody else's document, which discloses that person as surely as a kept name.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from difflib import SequenceMatcher
 
 from textsift.corpus import Span
@@ -134,3 +138,60 @@ def attacker_flags(
         keys = [(span.label, _key(text[span.start:span.end])) for span in doc_spans]
         out.append([(label, key in recovered) for label, key in keys if key])
     return out
+
+
+NAME_LABELS = ("PERSON", "NAME")
+MIN_NAME_PART = 3  # shorter words ("al", "jo", initials) are name parts of too many things to mean a person
+
+
+def name_parts(text: str, spans: Iterable[Span], stop_words: Collection[str], min_length: int = MIN_NAME_PART,
+               labels: Collection[str] = NAME_LABELS) -> set[str]:
+    """The case-folded words of a document's person-name spans, without stop words and words shorter than
+    ``min_length`` characters: what identifies the person ("Maria", "Okafor"), not "de" or "van"."""
+    out: set[str] = set()
+    for span in spans:
+        if span.label not in labels:
+            continue
+        for token in words(text[span.start:span.end]):
+            form = normal_form(token.text)
+            if len(form) >= min_length and form not in stop_words:
+                out.add(form)
+    return out
+
+
+def cross_document_flags(
+    originals: Sequence[str], spans: Sequence[Sequence[Span]], privatized: Sequence[str],
+    stop_words: Collection[str], min_length: int = MIN_NAME_PART, labels: Collection[str] = NAME_LABELS,
+) -> list[bool]:
+    """Per published document: does it contain (as a whole word, case-insensitive) a name part of another
+    document of the corpus that is not a word of its own original? A document that keeps its own name is
+    not counted here (the leak rate counts it), nor one whose original already had the word. Empty when the
+    corpus has no name part at all (nothing to measure, not a rate of 0).
+
+    Args:
+        originals, spans: every original document of the published corpus and its gold spans.
+        privatized: the published documents, same order (one per original).
+        stop_words: case-folded words never counted as name parts.
+        min_length: shortest name part counted, in characters.
+        labels: the span labels that are person names.
+    """
+    owners: dict[str, set[int]] = defaultdict(set)
+    for i, (text, doc_spans) in enumerate(zip(originals, spans, strict=True)):
+        for part in name_parts(text, doc_spans, stop_words, min_length, labels):
+            owners[part].add(i)
+    if not owners:
+        return []
+    flags = []
+    for i, (text, out) in enumerate(zip(originals, privatized, strict=True)):
+        own = {normal_form(t.text) for t in words(text)}
+        received = {normal_form(t.text) for t in words(out)} - own
+        flags.append(any(owners.get(w, set()) - {i} for w in received))
+    return flags
+
+
+def cross_document_rate(flags: Sequence[bool]) -> dict[str, float]:
+    """``cross_document.rate`` (share of flagged documents) and ``cross_document.documents`` (how many were
+    checked); empty when there is no document."""
+    if not flags:
+        return {}
+    return {"cross_document.rate": sum(flags) / len(flags), "cross_document.documents": float(len(flags))}

@@ -7,7 +7,13 @@ proposed; when none passes, nothing is, and the verdicts say why. A criterion a 
 spans, no interest model, no outsider attack for the mechanism) is skipped for that setting, and said so.
 
 ``privacy_risk`` puts a setting's criteria on one 0-1 scale: the largest of their bounds (each is a share of
-what an attacker recovers), so the MLflow compare view can plot risk against utility for every setting.
+what an attacker recovers, or its gain over a no-information baseline), so the MLflow compare view can plot risk
+against utility for every setting; the strongest attack decides. A privatized corpus is judged on ``CRITERIA``
+(the span leak, the detector's recall, the interest leak, the outsider's gain, and the cross-document name
+disclosure: the share of published documents carrying another document's name part). A noisy-embedding setting
+is judged on ``EMBEDDING_CRITERIA`` (:func:`judge_embeddings`): the keyword attacker's advantage (2 · balanced
+accuracy − 1 of the stronger of the clean-trained and the noise-aware attacker) and the cross-release solver's
+gain over what composing two releases allows (:mod:`textsift.evaluation.cross_release`).
 
 Pure: a frontier table in (:func:`textsift.evaluation.frontier.frontier_table`), verdicts out.
 """
@@ -38,7 +44,16 @@ CRITERIA = (
     Criterion("attacker_recall", "detector attacker's recall", "attacker_recall", "attacker_recall_ci_high"),
     Criterion("interest_leak", "interest attacker's leak rate", "interest_leak", "interest_leak_ci_high"),
     Criterion("outsider_gain", "outsider's gain over chance", "outsider_gain", None),
+    Criterion("cross_document", "share of documents carrying another document's name part", "cross_document",
+              "cross_document_ci_high"),
 )
+EMBEDDING_CRITERIA = (
+    Criterion("keyword_gain", "keyword attacker's gain over chance (stronger of clean-trained and noise-aware)",
+              "keyword_gain", None),
+    Criterion("cross_release_gain", "cross-release solver's gain over composing two releases",
+              "cross_release_gain", None),
+)
+EMBEDDING_REFERENCES = ("original", "filled")  # the unnoised embedding views: measured, never judged
 
 
 @dataclass(frozen=True)
@@ -72,8 +87,9 @@ def bound(row: pd.Series, criterion: Criterion) -> float:
 
 
 def privacy_risk(row: pd.Series) -> float:
-    """The largest criterion bound of a setting (0-1); NaN when no criterion was measured."""
-    bounds = [b for b in (bound(row, c) for c in CRITERIA) if math.isfinite(b)]
+    """The largest bound of a setting over every criterion it has (text and embedding ones: a row holds only
+    its own kind's columns), 0-1; NaN when no criterion was measured."""
+    bounds = [b for b in (bound(row, c) for c in (*CRITERIA, *EMBEDDING_CRITERIA)) if math.isfinite(b)]
     return max(bounds) if bounds else math.nan
 
 
@@ -93,16 +109,22 @@ def rule_text(params: RecommendParams, utility_name: str, level: float) -> str:
             f"lower bound of {utility_name} wins; when none passes, nothing is recommended.")
 
 
-def _failures(row: pd.Series, params: RecommendParams) -> tuple[list[str], list[str]]:
+def _criteria_failures(row: pd.Series, params: RecommendParams, criteria: tuple[Criterion, ...]
+                       ) -> tuple[list[str], list[str]]:
     failed, skipped = [], []
-    for criterion in CRITERIA:
+    for criterion in criteria:
         value, ceiling = bound(row, criterion), getattr(params, criterion.key)
         if not math.isfinite(value):
             skipped.append(criterion.key)
         elif value > ceiling:
             failed.append(f"{criterion.key} {value:.3f} > {ceiling:g}")
-    if len(skipped) == len(CRITERIA):
+    if len(skipped) == len(criteria):
         failed.append("no privacy criterion could be measured")
+    return failed, skipped
+
+
+def _failures(row: pd.Series, params: RecommendParams) -> tuple[list[str], list[str]]:
+    failed, skipped = _criteria_failures(row, params, CRITERIA)
     if not math.isfinite(utility_low(row)):
         failed.append("utility not measured")
     if params.beats_majority:
@@ -155,3 +177,28 @@ def ranked(table: pd.DataFrame, recommendation: Recommendation) -> pd.DataFrame:
                                                 ascending=[False, True, True], kind="stable")  # recommend()'s order
     rest = merged[~merged["passes"]].sort_values(["privacy_risk", "utility"], ascending=[True, False], kind="stable")
     return pd.concat([good, rest]).reset_index(drop=True)
+
+
+def embedding_rule_text(params: RecommendParams) -> str:
+    """The ceilings a noisy-embedding setting is judged on, in one sentence (the report)."""
+    ceilings = ", ".join(f"{c.label} <= {getattr(params, c.key):g}" for c in EMBEDDING_CRITERIA)
+    return (f"A noisy-embedding setting passes when {ceilings}; its privacy risk is the largest of the two (the "
+            "keyword attacker's gain is 2 x balanced accuracy - 1).")
+
+
+def judge_embeddings(table: pd.DataFrame, params: RecommendParams) -> pd.DataFrame:
+    """Per row of the embedding table (``setting`` and the ``EMBEDDING_CRITERIA`` columns): ``privacy_risk``,
+    ``passes`` and ``verdict``. The unnoised references get their risk measured but never pass. Nothing is
+    proposed among embedding settings: a data team picks one by its ε_max and these verdicts."""
+    rows = []
+    for _, row in table.iterrows():
+        setting = str(row["setting"])
+        failed, skipped = _criteria_failures(row, params, EMBEDDING_CRITERIA)
+        note = f" (not measured: {', '.join(skipped)})" if skipped and len(skipped) < len(EMBEDDING_CRITERIA) else ""
+        if setting in EMBEDDING_REFERENCES:
+            passes, verdict = False, "unnoised embeddings (reference)"
+        else:
+            passes = not failed
+            verdict = ("passes every criterion" if passes else "fails: " + "; ".join(failed)) + note
+        rows.append({"setting": setting, "privacy_risk": privacy_risk(row), "passes": passes, "verdict": verdict})
+    return pd.DataFrame(rows, columns=["setting", "privacy_risk", "passes", "verdict"])

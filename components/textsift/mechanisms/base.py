@@ -83,7 +83,9 @@ class Mechanism(Protocol):
     (:mod:`textsift.chunked`) sums — it averages every other metric over the chunks, weighted by documents or by
     the metric ``metric_weight`` names;
     ``servable(setting)`` says whether a setting ships as a model (:mod:`textsift.serving`; absent: never);
-    ``document_wise(setting)`` says whether a mechanism that is not ``per_document`` is so under one setting.
+    ``document_wise(setting)`` says whether a mechanism that is not ``per_document`` is so under one setting;
+    ``fills_from_corpus`` False says its replacements come from no corpus-trained model or index (redaction's public
+    Faker lists), so evaluate does not count another document's name in its output as disclosed (absent: True).
     """
 
     per_document: bool

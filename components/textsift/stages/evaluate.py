@@ -21,9 +21,10 @@ from typing import Any
 import pandas as pd
 
 from textsift import quality
-from textsift.corpus import atomic_path, read_corpus, write_json
+from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_json
 from textsift.evaluation.privacy import leak_counts
 from textsift.evaluation.utility import UTILITY_METRICS
+from textsift.mechanisms.registry import mechanism
 from textsift.stages import StageContext
 from textsift.stages.evaluate_attackers import Attackers
 from textsift.stages.evaluate_embeddings import evaluate_embeddings
@@ -63,6 +64,7 @@ def run(ctx: StageContext) -> None:
     models["original"], rows = evaluate_setting("original", split(corpus, "train"), {"original": test}, ctx, clf)
     attacks = {"original": attackers.original()}
     counts = {"original": leak_counts(originals, attackers.spans, originals)}
+    everything, everything_spans = corpus["text"].tolist(), [spans_to_python(s) for s in corpus["spans"]]
     examples: dict[str, list[str]] = {}
     for key in sorted(ctx.params.privatize.settings):
         privatized = read_corpus(ctx.input("privatized", key))  # the one read of this corpus
@@ -73,6 +75,9 @@ def run(ctx: StageContext) -> None:
         rows.extend(setting_rows)
         texts = private_test["text"].tolist()
         attacks[key] = attackers.privatized(key, texts)
+        if getattr(mechanism(ctx.params.privatize.settings[key].kind), "fills_from_corpus", True):  # else: by chance
+            published = privatized["text"].tolist()
+            attacks[key].update(attackers.cross_document(key, everything, everything_spans, published))
         counts[key] = leak_counts(originals, attackers.spans, texts)
         if show:
             examples[key] = texts[:show]

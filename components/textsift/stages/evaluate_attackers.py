@@ -1,11 +1,14 @@
 """evaluate, attacker part: what an adversary still recovers from each corpus's test split (METHODS.md §5).
 
-Two attackers, loaded once and run on every corpus in turn (the original first, as the reference):
+Two attackers, loaded once and run on every corpus in turn (the original first, as the reference), and one count
+that needs no model:
 the privacy-entity detector of ``train_detectors`` (the share of gold spans it finds again,
 ``privacy.attacker.recall[.<LABEL>]``) and, when one was trained, the IPI interest model (METHODS.md
 §4.2 as an attribute-inference attack: ``privacy.interest.*``, against the original's inference and,
-where the corpus knows them, the true interests; :mod:`textsift.interests.attack`). On a privatized corpus
-both rates get a percentile-bootstrap interval over test documents (``..._ci_low/high``): the recommendation
+where the corpus knows them, the true interests; :mod:`textsift.interests.attack`), and the cross-document name
+disclosure of each whole published corpus (``privacy.cross_document.rate``: documents carrying another document's
+name part, :func:`textsift.evaluation.privacy.cross_document_flags`). On a privatized corpus every rate gets a
+percentile-bootstrap interval over documents (``..._ci_low/high``): the recommendation
 judges each on its upper bound (:mod:`textsift.evaluation.recommend`). The interest model decodes in
 ``evaluate.inference_precision`` (bfloat16 on a CPU with native bf16: 1.6x faster, the same interest for 799 of
 800 demo test texts).
@@ -25,16 +28,19 @@ from textsift.config import BootstrapParams, InterestAttackParams
 from textsift.corpus import Span, spans_to_python
 from textsift.device import Resolved, precision_autocast, resolve_device, resolve_precision
 from textsift.evaluation.bootstrap import ratio_interval
-from textsift.evaluation.privacy import attacker_flags, attacker_recall
+from textsift.evaluation.privacy import attacker_flags, attacker_recall, cross_document_flags, cross_document_rate
+from textsift.indexes.vocabulary import document_frequencies
 from textsift.interests.attack import interest_accuracy, interest_leak, interest_leak_counts
 from textsift.interests.io import load_interest_model
 from textsift.interests.training import INTEREST_ONLY_TOKENS, InterestModel, generate, infer, parse
+from textsift.mechanisms.datasifter.wordlists import stop_words
 from textsift.models.detector import detect
 from textsift.models.detector_io import load_detector
 from textsift.rng import generator
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
+PUBLIC_WORD_DOCS = 5  # a word used outside every span by this many documents is public (indexes' min_doc_freq)
 
 
 def infer_interests(model: InterestModel, texts: list[str], attack: InterestAttackParams) -> list[str]:
@@ -102,6 +108,19 @@ class Attackers:
                                       **interest_accuracy(self.truth, inferred)}))
             metrics.update(self._interval("interest.leak_rate", setting,
                                           *interest_leak_counts(self.original_interests, inferred)))
+        return metrics
+
+    def cross_document(self, setting: str, originals: list[str], spans: list[list[Span]], published: list[str]
+                       ) -> dict[str, float]:
+        """``privacy.cross_document.{rate,documents}`` of one setting's whole published corpus (every split: all
+        of it is published), with its bootstrap interval; nothing when the corpus has no gold person name. A name
+        part that is also a public word (used outside every span by ``PUBLIC_WORD_DOCS`` documents: "Green", "Price")
+        names no one and is not counted, the rule of an index's output vocabulary and of the fill-in vocabulary."""
+        public = {w for w, n in document_frequencies(originals, True, spans).items() if n >= PUBLIC_WORD_DOCS}
+        flags = cross_document_flags(originals, spans, published, stop_words() | public)
+        metrics = _prefixed(cross_document_rate(flags))
+        if flags:
+            metrics.update(self._interval("cross_document.rate", setting, [int(f) for f in flags], [1] * len(flags)))
         return metrics
 
     def _interval(self, name: str, setting: str, numerators: list[int], denominators: list[int]) -> dict[str, float]:

@@ -5,7 +5,8 @@ The frontier judges every setting by the recommendation rule (``evaluate.recomme
 and puts the frontier beside the leak, utility, embedding and detection tables, logged to the pipeline's
 parent MLflow run, whose description says what is proposed and why. One ``frontier@<setting>`` MLflow run per
 setting carries the same metric names for every mechanism (``privacy_risk``, ``utility`` and their intervals),
-so the MLflow UI's compare view lines them up, and each corpus's baseline classifier is registered; the
+so the MLflow UI's compare view lines them up, and each privatized corpus's baseline classifier is registered (the
+original corpus's never leaves the project: :func:`register_classifiers`); the
 proposed setting's version is tagged ``textsift.proposed`` — only ``textsift promote`` moves ``@recommended``.
 """
 
@@ -21,6 +22,7 @@ from importlib.metadata import version as _version
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from textsift.budgets.publish import ACCOUNTING
@@ -29,22 +31,28 @@ from textsift.corpus import atomic_path
 from textsift.evaluation.detection_quality import CAVEAT as DETECTION_CAVEAT
 from textsift.evaluation.detection_quality import detection_table, protected_types_table
 from textsift.evaluation.frontier import ATTACK_INTERVALS, INTERVAL_COLUMNS, frontier_rows, frontier_table
-from textsift.evaluation.ledger import NOT_DP
+from textsift.evaluation.ledger import NOT_DP, composed_epsilon, ledger_metrics
 from textsift.evaluation.plots import frontier_png
-from textsift.evaluation.recommend import Recommendation, ranked, recommend
+from textsift.evaluation.recommend import Recommendation, embedding_rule_text, ranked, recommend
 from textsift.evaluation.report import render_report
 from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS
 from textsift.stage_cache import content_digest
 from textsift.stages import StageContext
+from textsift.stages.evaluate_embeddings import METRIC_COLUMNS
 from textsift.stages.evaluate_leaks import leak_intervals
 from textsift.stages.evaluate_utility import CLASSIFIER
 from textsift.tracking import git_commit
 
 log = logging.getLogger("textsift")
-EMBEDDING_COLUMNS = ("epsilon_max", *UTILITY_METRICS, "attack_success_all", "attack_success_kept",
-                     "attack_success_filled")
-EMBEDDING_NOTE = (f"Noisy embeddings: {ACCOUNTING} Keyword attack: balanced accuracy of classifiers trained on "
-                  "clean embeddings (0.5 = chance).")
+COMPOSED = "all DP releases"  # the ledger row that composes every DP release of a document
+EMBEDDING_COLUMNS = ("epsilon_max", *METRIC_COLUMNS)
+EMBEDDING_NOTE = (f"Noisy embeddings: {ACCOUNTING} Keyword attack: balanced accuracy (0.5 = chance) of the stronger "
+                  "of two attackers, one trained on clean embeddings (attack_success_clean, the figure reported "
+                  "before) and one on clean embeddings plus Laplace noise of the setting's published scales "
+                  "(attack_success_noise). Cross-release: every pair of published sets solved together for the "
+                  "clean embeddings (the exact solve if the two share one noise draw, and the inverse-variance "
+                  "average), its cosine with them against the single set's and against what the average of "
+                  "independent noise reaches (cross_release_baseline).")
 
 
 def write_frontier(
@@ -71,19 +79,21 @@ def write_frontier(
     summary = [f"Utility: {options.utility}. Intervals: {level:.0%} percentile bootstrap over test documents "
                f"({ctx.params.evaluate.bootstrap.samples} resamples).",
                f"The rule: {proposal.rule}", proposal.summary()]
-    summary.append(EMBEDDING_NOTE)
+    summary += [EMBEDDING_NOTE, embedding_rule_text(ctx.params.evaluate.recommend)]
     detect_metrics = ctx.input("detect_metrics")
     detection = (detection_table(json.loads(detect_metrics.read_text(encoding="utf-8")))
                  if detect_metrics.exists() else None)
     if detection is not None and len(detection):
         summary.append(DETECTION_CAVEAT)
+    composed = composed_ledger(ctx, embeddings)
+    ctx.log_metrics({f"ledger.composed.{k.removeprefix('ledger.')}": v for k, v in ledger_metrics(composed).items()})
 
     def report(provenance: dict[str, str]) -> str:
         return render_report("textsift privacy-utility report", summary,
                              {"Why each setting was or was not recommended": proposal.verdicts,
                               "Frontier": table, "Leaks by span type (test split)": leaks,
                               "Detected types each setting protects": protected_types_table(settings),
-                              "Privacy spent per document (the ledger)": ledger_frame(privacy, embeddings),
+                              "Privacy spent per document (the ledger)": ledger_frame(privacy, embeddings, composed),
                               "Utility of every classifier and test set": utility,
                               "Noisy sentence embeddings (METHODS.md section 3)": embeddings,
                               **({"Detection on real text and on the corpus": detection}
@@ -125,9 +135,22 @@ def description(proposal: Recommendation) -> str:
     return "\n".join(lines)
 
 
-def ledger_frame(privacy: dict[str, dict[str, float]], embeddings: pd.DataFrame) -> pd.DataFrame:
+def composed_ledger(ctx: StageContext, embeddings: pd.DataFrame) -> np.ndarray:
+    """Per document, the ε of every DP release of the corpus added up: each text setting's ledger
+    (``data/ledger/<setting>.parquet``) and ε_max of each noisy-embedding set. Every release draws its own noise
+    (:mod:`textsift.releases`), so publishing several settings of one corpus composes."""
+    columns = [pd.read_parquet(ctx.input("ledger", key), columns=["epsilon"])["epsilon"].tolist()
+               for key in sorted(ctx.params.privatize.settings)]
+    per_row = [float(row["epsilon_max"]) for _, row in embeddings.iterrows()
+               if str(row["setting"]) not in ("original", "filled") and not isnan(row["epsilon_max"])]
+    return composed_epsilon(columns, per_row)
+
+
+def ledger_frame(privacy: dict[str, dict[str, float]], embeddings: pd.DataFrame, composed: np.ndarray
+                 ) -> pd.DataFrame:
     """Per setting, its guarantee and the ε its documents spent (``data/ledger/<setting>.parquet`` summarised by
-    privatize; a noisy-embedding row spends ε_max); "not DP" settings have no ε, never 0."""
+    privatize; a noisy-embedding row spends ε_max); "not DP" settings have no ε, never 0. The last row composes every
+    DP release of a document (:func:`composed_ledger`); the settings that are not DP add disclosure it cannot count."""
     rows = []
     for key in sorted(k for k in privacy if k != "original"):
         metrics = privacy[key]
@@ -140,6 +163,10 @@ def ledger_frame(privacy: dict[str, dict[str, float]], embeddings: pd.DataFrame)
             eps = float(row["epsilon_max"])
             rows.append({"setting": str(row["setting"]), "guarantee": "epsilon_max-DP per embedding row",
                          "epsilon_mean": eps, "epsilon_p50": eps, "epsilon_p90": eps, "epsilon_max": eps})
+    if len(composed):
+        summary = ledger_metrics(composed)
+        rows.append({"setting": COMPOSED, "guarantee": "every DP release of a document, composed",
+                     **{f"epsilon_{q}": summary[f"ledger.epsilon_{q}"] for q in ("mean", "p50", "p90", "max")}})
     return pd.DataFrame(rows, columns=["setting", "guarantee", "epsilon_mean", "epsilon_p50", "epsilon_p90",
                                        "epsilon_max"])
 
@@ -159,15 +186,24 @@ def run_provenance(ctx: StageContext, run_id: str) -> dict[str, str]:
 
 def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[str, str], proposed: str | None
                          ) -> None:
-    """Log each corpus's baseline classifier (with its signature) and register it as a model version.
+    """Log each privatized corpus's baseline classifier (with its signature) and register it as a model version.
 
-    One version of ``tracking.registered_model`` per setting (and ``original``), tagged with its setting and the
-    pipeline run; the proposed setting's version is tagged ``textsift.proposed``. The alias ``recommended`` is
-    never moved here: a run proposes, a person promotes (``textsift promote``, :mod:`textsift.promote`).
+    One version of ``tracking.registered_model`` per setting, tagged with its setting and the pipeline run; the
+    proposed setting's version is tagged ``textsift.proposed``. The alias ``recommended`` is never moved here: a
+    run proposes, a person promotes (``textsift promote``, :mod:`textsift.promote`).
+
+    The classifier of the ``original`` corpus is scored (the reference of every utility drop) but never logged:
+    whatever is logged is published, and its fitted TF-IDF ``idf_`` and the non-zero pattern of its coefficients
+    tell, per hashed n-gram, whether the raw training text held it, so anyone who hashes a candidate name, phone
+    number or e-mail learns whether it was in a training document (every one was flagged, no outsider). Dropping
+    the IDF would not help, the coefficients give it away alike. A privatized corpus's classifier holds nothing
+    its published corpus does not, and only those can be promoted and shipped.
     """
     name = ctx.params.tracking.registered_model
     pipeline_run = ctx.parent_run_id or ctx.run_id
     for setting, model in models.items():
+        if setting == "original":
+            continue
         run_id = runs.get(setting, ctx.run_id)
         ctx.tracker.log_sklearn_model(run_id, model, CLASSIFIER, text_column=TEXT_COLUMN)
         tags = {"textsift.setting": setting, "textsift.pipeline_run": pipeline_run,
@@ -215,7 +251,7 @@ def log_setting_runs(
 
 
 def log_embedding_runs(ctx: StageContext, embeddings: pd.DataFrame) -> None:
-    """One ``frontier@<setting>`` run per noisy-embedding setting: ε_max, utility, keyword-attack success.
+    """One ``frontier@<setting>`` run per noisy-embedding setting: ε_max, utility, the attacks and privacy risk.
 
     Tagged ``textsift.stage = embedding_frontier``: their metrics differ from the text settings', whose
     ``frontier`` runs keep one set of names so the MLflow compare view lines them up.
@@ -227,9 +263,11 @@ def log_embedding_runs(ctx: StageContext, embeddings: pd.DataFrame) -> None:
             continue
         run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,
                                        tags={"textsift.stage": "embedding_frontier", "textsift.setting": key,
-                                             "textsift.mechanism": f"embedding_dp_{setting.allocation}"})
+                                             "textsift.mechanism": f"embedding_dp_{setting.allocation}",
+                                             "textsift.passes": str(bool(row.get("passes", False))).lower()})
         ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
-        metrics = {f"embedding.{column}": row[column] for column in (*EMBEDDING_COLUMNS, "a", "b", "gamma")}
+        metrics = {f"embedding.{column}": row.get(column) for column in (*EMBEDDING_COLUMNS, "a", "b", "gamma")}
+        metrics.update({"privacy_risk": row.get("privacy_risk"), "utility": row.get("utility")})
         ctx.tracker.log_metrics(run_id, {k: float(v) for k, v in metrics.items() if not isnan(v)})
         ctx.tracker.end_run(run_id, True)
 

@@ -36,6 +36,7 @@ def span_words(docs: Documents) -> list[list[str]]:
 
 
 per_document = False  # keyphrases are swapped between documents of the corpus (§1.4)
+fills_from_corpus = True  # fills come from the corpus-trained fill-in model, keyphrases from other documents
 
 
 def document_wise(setting: DataSifterSetting) -> bool:

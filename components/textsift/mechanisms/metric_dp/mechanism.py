@@ -59,6 +59,7 @@ def load_privatizer(setting: MetricDPSetting, resources: Resources) -> MetricDPP
 
 
 per_document = True  # each word's noise is keyed by (release key, document's draw name, position)
+fills_from_corpus = True  # replacements are the index's output words, learned from the corpus
 additive_metrics = ("tokens",)  # a total: a chunked run sums it
 metric_weight = "tokens"  # its rates are per token: a chunked run weighs chunks by their tokens
 

@@ -14,6 +14,7 @@ from textsift.mechanisms.redact.redactor import redact
 from textsift.rng import Key
 
 per_document = True  # a stand-in is keyed by (release key, document's draw name, original string)
+fills_from_corpus = False  # stand-ins come from Faker's public lists; one equal to another document's name is chance
 additive_metrics = ("spans_given", "regions_replaced")  # totals: a chunked run sums them
 
 
