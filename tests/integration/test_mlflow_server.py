@@ -79,8 +79,10 @@ def test_stages_log_to_a_real_server(mlflow_server: str, tmp_path: Path, monkeyp
     detector = {a.path for a in client.list_artifacts(runs["train_detectors"].info.run_id)}
     assert "detector" in detector
     assert runs["ingest"].data.metrics["docs.read"] == 120
+    private = client.search_runs([experiment.experiment_id], "tags.`textsift.setting` = 'ds_default'")[0]
+    artifacts = {a.path for a in client.list_artifacts(private.info.run_id, "tfidf_logreg")}
+    assert "tfidf_logreg/MLmodel" in artifacts  # each privatized corpus's classifier, in its frontier@ run
     original = client.search_runs([experiment.experiment_id], "tags.`textsift.setting` = 'original'")[0]
-    artifacts = {a.path for a in client.list_artifacts(original.info.run_id, "tfidf_logreg")}
-    assert "tfidf_logreg/MLmodel" in artifacts  # each corpus's classifier, in its frontier@ run
+    assert not client.list_artifacts(original.info.run_id, "tfidf_logreg")  # its weights mark its training text
     versions = client.search_model_versions("name = 'textsift-classifier'")  # the server's model registry
-    assert {v.tags["textsift.setting"] for v in versions} == {"original", "ds_default"}
+    assert {v.tags["textsift.setting"] for v in versions} == {"ds_default"}
