@@ -65,9 +65,15 @@ class SourceParams(Frozen):
 
 
 class NormalizeParams(Frozen):
-    unicode_nfc: bool = True
+    """The normalization models read text through (``textsift.normalize.model_view``: detection maps every span back
+    to the text as given); stored and returned text stays as given unless ``output`` is true."""
+
+    unicode_nfc: bool = Field(True, description="compose decomposed accents (Unicode NFC)")
     strip_html_breaks: bool = Field(True, description="turn <br /> tags into spaces")
-    collapse_whitespace: bool = True
+    collapse_whitespace: bool = Field(True, description="turn each run of whitespace into one space")
+    output: bool = Field(False, description="also normalize the text ingest, textsift privatize and textsift detect "
+                                            "store and return (outer whitespace stripped, spans moved along); false "
+                                            "keeps every input character outside replaced spans")
 
 
 class SplitParams(Frozen):
@@ -155,12 +161,6 @@ class RecommendParams(Frozen):
                                                         "attacker still infers the same")
     outsider_gain: Probability = Field(0.05, description="ceiling on what an outsider gains over chance by "
                                                          "replaying the draws or confirming guessed names")
-    beats_majority: bool = Field(True, description="the setting's classifier must beat the majority class "
-                                                   "(utility lower bound above it)")
-
-
-class BootstrapParams(Frozen):
-    """Percentile-bootstrap intervals on utility and leak rates (test documents resampled)."""
     cross_document: Probability = Field(0.05, description="ceiling on the share of published documents that carry "
                                                           "a name part of another document of the corpus")
     keyword_gain: Probability = Field(0.1, description="noisy embeddings: ceiling on the keyword attacker's gain over "
@@ -170,6 +170,12 @@ class BootstrapParams(Frozen):
         0.05, description="noisy embeddings: ceiling on the share of the distance to the clean embeddings that two "
         "published sets close beyond what composition allows (the inverse-variance average: on their draws and in "
         "expectation under independent noise)")
+    beats_majority: bool = Field(True, description="the setting's classifier must beat the majority class "
+                                                   "(utility lower bound above it)")
+
+
+class BootstrapParams(Frozen):
+    """Percentile-bootstrap intervals on utility and leak rates (test documents resampled)."""
 
     samples: int = Field(1000, ge=100, description="resamples per interval")
     level: float = Field(0.95, gt=0, lt=1, description="coverage of each interval")
@@ -208,17 +214,17 @@ class FillInParams(Frozen):
 
     init_from: str | None = Field(None, description="local checkpoint folder to continue MLM training from")
     vocab_size: int = Field(8000, ge=100, description="WordPiece vocabulary trained on the training split")
+    min_doc_freq: int = Field(
+        5, ge=1,
+        description="the WordPiece vocabulary (published with the model) is learned only from words used outside "
+                    "privacy spans by at least this many distinct training documents; other words only give "
+                    "their characters, span text nothing")
     hidden_size: int = Field(256, ge=16)
     num_layers: int = Field(4, ge=1)
     num_heads: int = Field(4, ge=1)
     intermediate_size: int = Field(1024, ge=16)
     max_length: int = Field(128, ge=16, description="tokens per window")
     epochs: float = Field(3.0, gt=0)
-    min_doc_freq: int = Field(
-        5, ge=1,
-        description="the WordPiece vocabulary (published with the model) is learned only from words used outside "
-                    "privacy spans by at least this many distinct training documents; other words only give "
-                    "their characters, span text nothing")
     batch_size: int = Field(32, ge=1)
     learning_rate: float = Field(5e-4, gt=0)
     warmup_fraction: float = Field(0.06, ge=0, lt=1)

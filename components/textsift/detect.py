@@ -6,9 +6,12 @@ the model in MLflow, fetched once into the model cache), the pattern recognizers
 spaCy, each type at its confidence threshold (``threshold`` overrides them all for one call:
 no retraining). A project without a detector trains it first (``ingest`` then
 ``train_detectors``, with the given params file), as ``textsift privatize`` does for its models.
-Spans are character offsets into each text with their type, confidence and the recognizers that
-found them; the span strings are written only when asked for (``with_text``), so the default
-output of a detection run holds no document text at all.
+Spans are character offsets into each text as given (models read a normalized view of it, and
+every span is mapped back: ``text[start:end]`` is the entity, whatever the text's line breaks,
+tabs, ``<br />`` markup or decomposed accents; the file's records are read as they are, not
+normalized) with their type, confidence and the recognizers that found them; the span strings
+are written only when asked for (``with_text``), so the default output of a detection run holds
+no document text at all.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import pyarrow as pa
 from textsift.adhoc import check_output, load_file, rejects_path
 from textsift.artifacts import DETECTOR_POINTER, INTERESTS_POINTER, detector_folder, interests_folder, read_pointer
 from textsift.chunked import Progress
-from textsift.config import SourceParams, load_params
+from textsift.config import NormalizeParams, SourceParams, load_params
 from textsift.corpus import Span, atomic_path, write_table
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection
@@ -93,18 +96,20 @@ def detect_detailed(
     """
     if isinstance(texts, str):
         raise TypeError("detect() takes a sequence of texts, not one string: detect([text])")
-    recognizers, settings = _recognizers(root, params_path, device, batch_size, threshold)
-    return run_recognizers(recognizers, list(texts), settings, labels)
+    recognizers, settings, view = _recognizers(root, params_path, device, batch_size, threshold)
+    return run_recognizers(recognizers, list(texts), settings, labels, view=view)
 
 
 def _recognizers(root: str | Path, params_path: str | Path | None, device: str | None, batch_size: int | None,
-                 threshold: float | None) -> tuple[list[Any], DetectionParams]:
-    """The project's recognizer set (its detector trained first when missing) and the detection params it runs at."""
+                 threshold: float | None) -> tuple[list[Any], DetectionParams, NormalizeParams]:
+    """The project's recognizer set (its detector trained first when missing), the detection params it runs at and
+    the model view its recognizers read (params ``ingest.normalize``)."""
     root = Path(root).resolve()
     params_file = Path(params_path).resolve() if params_path else root / "params.yaml"
-    settings = detection_params(load_params(params_file).detection, threshold, batch_size)
+    params = load_params(params_file)
+    settings = detection_params(params.detection, threshold, batch_size)
     detector = _project_detector(root, params_file, device) if "model" in settings.recognizers else None
-    return build_recognizers(settings, detector), settings
+    return build_recognizers(settings, detector), settings, params.ingest.normalize
 
 
 def detect(
@@ -239,11 +244,11 @@ def detect_file(
     if longest > LONG_RECORD_CHARS:
         log.info("the longest record has %d characters: detection reads it in overlapping windows, one batch alone",
                  longest)
-    recognizers, settings = _recognizers(root, params_path, device, None, threshold)  # set up once, not per batch
+    recognizers, settings, view = _recognizers(root, params_path, device, None, threshold)  # once, not per batch
     progress, spans = Progress(sum(map(len, texts)), "detect", unit="characters"), []
     try:
         for batch in _batches(texts, BATCH_CHARS):
-            spans += run_recognizers(recognizers, batch, settings, labels)
+            spans += run_recognizers(recognizers, batch, settings, labels, view=view)
             progress.advance(sum(map(len, batch)))
     finally:
         progress.close()

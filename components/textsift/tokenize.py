@@ -1,17 +1,38 @@
 """Word and phrase splitting shared by every mechanism and metric.
 
 Tokens carry character offsets, so a mechanism replaces words in place and the text between
-them (spaces, punctuation, line breaks) is kept as it was. Matching is on normalized forms
+them (spaces, punctuation, line breaks, markup) is kept as it was. Matching is on normalized forms
 (case-folded unless a caller asks otherwise).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-_WORD = re.compile(r"\w+(?:['’\-]\w+)*", flags=re.UNICODE)
+
+def _combining_marks() -> str:
+    """A regex class body of every combining mark (Unicode categories Mn, Mc, Me: planes 0, 1 and 14 hold them)."""
+    ranges: list[list[int]] = []
+    for plane in (range(0x20000), range(0xE0000, 0xE1000)):
+        for c in plane:
+            if unicodedata.category(chr(c))[0] == "M":
+                if ranges and ranges[-1][1] == c - 1:
+                    ranges[-1][1] = c
+                else:
+                    ranges.append([c, c])
+    return "".join(f"{chr(a)}-{chr(b)}" for a, b in ranges)
+
+
+COMBINING_MARKS = _combining_marks()
+"""Combining marks as a regex class body: they belong to the character before them (a decomposed accent)."""
+HTML_BREAK = re.compile(r"<br\s*/?>", flags=re.IGNORECASE)
+"""HTML line-break markup (``<br />``, as review corpora carry it): a line break, never a word."""
+_LETTERS = rf"[\w{COMBINING_MARKS}]+"
+# markup is matched whole (group ``markup``, then dropped) so the "br" inside it is never a word
+_WORD = re.compile(rf"(?P<markup>{HTML_BREAK.pattern})|{_LETTERS}(?:['’\-]{_LETTERS})*", flags=re.IGNORECASE)
 _PHRASE_BREAK = re.compile(r"[.,;:!?()\[\]{}\"“”]+")
 QUOTES = frozenset({"'", '"', "`", "``", "''", "‘", "’", "“", "”"})
 
@@ -26,8 +47,9 @@ class Token:
 
 
 def words(text: str) -> list[Token]:
-    """Word tokens (letters, digits, inner apostrophes and hyphens) with offsets."""
-    return [Token(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+    """Word tokens (letters, digits, their combining marks, inner apostrophes and hyphens) with offsets; ``<br />``
+    markup holds none."""
+    return [Token(m.start(), m.end(), m.group()) for m in _WORD.finditer(text) if m.lastgroup is None]
 
 
 def normal_form(word: str, case_sensitive: bool = False) -> str:
@@ -64,20 +86,28 @@ def replace_tokens(text: str, tokens: Sequence[Token], replacements: Mapping[int
 
 
 # Metric-DP word splitting (METHODS.md §2), the notebook's rules: phrases end at ! , . ? - ; : ( ) and
-# line breaks, words are separated by spaces, '/' counts as a space, and quote characters are dropped
-# from words (so a quote is never looked up, and never a word of the output).
+# line breaks (``<br />`` markup among them), words are separated by spaces, '/' counts as a space, and quote
+# characters are dropped from words (so a quote is never looked up, and never a word of the output).
 _MDP_PHRASE_BREAK = frozenset("!,.?-;:()\n")
-_MDP_WORD = re.compile(r"[^\s!,.?;:()\-/\"'`‘’“”]+", flags=re.UNICODE)
+_MDP_CHAR = r"[^\s!,.?;:()\-/\"'`‘’“”<]"
+# ``<br />`` markup is matched whole (group ``markup``) so no word starts inside it; a "<" that opens no such
+# tag is a word character
+_MDP_TOKEN = re.compile(rf"(?P<markup>{HTML_BREAK.pattern})|(?:{_MDP_CHAR}|<(?!{HTML_BREAK.pattern[1:]}))+",
+                        flags=re.IGNORECASE)
 
 
 def metric_dp_words(text: str) -> list[Token]:
-    """Word tokens of the metric-DP notebook, with offsets so punctuation stays in place."""
-    return [Token(m.start(), m.end(), m.group()) for m in _MDP_WORD.finditer(text)]
+    """Word tokens of the metric-DP notebook, with offsets so punctuation and markup stay in place.
+
+    ``<br />`` markup is no word (it is never looked up nor replaced), and a combining mark belongs to the word it
+    follows, so a replaced word takes its accents with it."""
+    return [Token(m.start(), m.end(), m.group()) for m in _MDP_TOKEN.finditer(text) if m.lastgroup is None]
 
 
 def is_metric_dp_word(word: str) -> bool:
-    """True when ``word`` is exactly one metric-DP word (filters vocabularies: no quotes or punctuation)."""
-    return _MDP_WORD.fullmatch(word) is not None
+    """True when ``word`` is exactly one metric-DP word (filters vocabularies: no quotes, punctuation or markup)."""
+    match = _MDP_TOKEN.fullmatch(word)
+    return match is not None and match.lastgroup is None
 
 
 def metric_dp_phrases(text: str) -> list[list[str]]:
@@ -86,7 +116,8 @@ def metric_dp_phrases(text: str) -> list[list[str]]:
     current: list[str] = []
     cursor = 0
     for token in metric_dp_words(text):
-        if current and not _MDP_PHRASE_BREAK.isdisjoint(text[cursor:token.start]):
+        gap = text[cursor:token.start]
+        if current and (not _MDP_PHRASE_BREAK.isdisjoint(gap) or HTML_BREAK.search(gap)):
             out.append(current)
             current = []
         current.append(token.text)

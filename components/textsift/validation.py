@@ -6,6 +6,11 @@ Reasons (also the keys of the ``rejected.*`` ingest metrics):
 ``duplicate_text`` and ``bad_interest`` (a known interest that is neither ``none`` nor one of the
 IPI model's categories: the attacker could never be scored against it).
 
+A clean record keeps its text and gold spans exactly as given (``ingest.normalize.output`` false, the
+default): outputs then differ from the input only inside replaced spans. Emptiness and duplicates are
+judged on the normalized form (``textsift.normalize.normalized_form``), so two records that differ only
+in spacing or markup are one text.
+
 Error and log messages built here name record ids through ``short_id``: an id comes from the
 input file and may be long or hold document text (a wrong ``id_field``), so it is cut short.
 """
@@ -23,7 +28,7 @@ from textsift.config import IngestParams
 from textsift.corpus import RawRecord, Rejects, Span
 from textsift.errors import InputError
 from textsift.interests.synthetic import interest_categories
-from textsift.normalize import normalize_text
+from textsift.normalize import normalize_text, normalized_form
 
 log = logging.getLogger("textsift")
 
@@ -62,31 +67,37 @@ class CleanRecord:
     interest: str | None = None
 
 
-def _problem(record: RawRecord, params: IngestParams, require_label: bool) -> tuple[str | None, CleanRecord | None]:
+def _problem(record: RawRecord, params: IngestParams, require_label: bool
+             ) -> tuple[str | None, CleanRecord | None, str]:
+    """Why the record is rejected (None: it is clean), the clean record, and its normalized form (dedupe's key)."""
     if record.problem:
-        return record.problem, None
-    if record.text is None or not record.text.strip():
-        return "empty", None
-    if len(record.text) > params.max_chars:
-        return "too_long", None
+        return record.problem, None, ""
+    text = record.text or ""
+    if not text.strip():
+        return "empty", None, ""
+    if len(text) > params.max_chars:
+        return "too_long", None, ""
+    form = normalized_form(text, params.normalize)
+    if not form:  # markup only
+        return "empty", None, form
     label = (record.label or "").strip()
     if require_label and not label:
-        return "missing_label", None
-    if not all(0 <= s.start < s.end <= len(record.text) for s in record.spans):
-        return "bad_spans", None
+        return "missing_label", None, form
+    if not all(0 <= s.start < s.end <= len(text) for s in record.spans):
+        return "bad_spans", None, form
     interest = (record.interest or "").strip().lower() or None
     if interest is not None and interest not in interest_categories():
-        return "bad_interest", None
-    text, spans = normalize_text(record.text, record.spans, params.normalize)
-    if not text:
-        return "empty", None
+        return "bad_interest", None, form
+    spans = record.spans
+    if params.normalize.output:
+        text, spans = normalize_text(text, spans, params.normalize)
     clean = CleanRecord(record.doc_id, text, label if require_label else NO_LABEL, spans, record.split, interest)
-    return None, clean
+    return None, clean, form
 
 
 class Validator:
     """Record-level validation as a stream: ``accept`` one record at a time, keeping only what later records
-    are checked against (the ids and normalized-text digests seen), the rejects and the count.
+    are checked against (the ids and digests of the normalized forms seen), the rejects and the count.
 
     The first occurrence of an id (or, with ``dedupe``, of a normalized text) wins; later ones are rejected,
     so the result depends on nothing but input order — two passes over the same file agree record for record.
@@ -100,11 +111,12 @@ class Validator:
         self._seen_texts: set[bytes] = set()
 
     def accept(self, record: RawRecord) -> CleanRecord | None:
-        """The record normalized when it is clean and new, else None (it is added to ``rejects``)."""
+        """The clean record (its text as given, or normalized with ``normalize.output``) when it is clean and new,
+        else None (it is added to ``rejects``)."""
         self.total += 1
-        reason, clean = _problem(record, self.params, self.require_label)
+        reason, clean, form = _problem(record, self.params, self.require_label)
         if reason is None and clean is not None:
-            digest = hashlib.blake2b(clean.text.encode(), digest_size=16).digest()
+            digest = hashlib.blake2b(form.encode("utf-8", "surrogatepass"), digest_size=16).digest()
             if clean.doc_id in self._seen_ids:
                 reason = "duplicate_id"
             elif self.params.dedupe and digest in self._seen_texts:

@@ -62,8 +62,9 @@ def _model_spans(run: dict, texts: list[str]) -> list[list[tuple]]:
 
 def _recognizer_spans(run: dict, texts: list[str]) -> list[list[tuple]]:
     """The project's recognizer set (params ``detection``) built from the components directly."""
-    params = load_params(run["params"]).detection
-    found = run_recognizers(build_recognizers(params, _detector(run)), texts, params)
+    params = load_params(run["params"])
+    found = run_recognizers(build_recognizers(params.detection, _detector(run)), texts, params.detection,
+                            view=params.ingest.normalize)
     return [[(d.start, d.end, d.label, d.source) for d in doc] for doc in found]
 
 

@@ -28,3 +28,10 @@ def test_in_place_replacement_keeps_punctuation() -> None:
     tokens = metric_dp_words(TEXT)
     out = replace_tokens(TEXT, tokens, {0: "Hi", 4: "X", 5: "Y"})
     assert out.startswith('Hi, my name is "X-Y" O\'Neil;')
+
+
+def test_br_markup_is_never_a_word_and_ends_a_phrase() -> None:
+    text = "one two<br />three<BR/>four <br>five x<y"
+    assert [t.text for t in metric_dp_words(text)] == ["one", "two", "three", "four", "five", "x<y"]
+    assert metric_dp_phrases(text) == [["one", "two"], ["three"], ["four"], ["five", "x<y"]]
+    assert not any(is_metric_dp_word(w) for w in ["<br />", "<BR>", "a<br/>b"])

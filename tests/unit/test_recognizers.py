@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from textsift.config import parse_params
+from textsift.config import NormalizeParams, parse_params
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import build_recognizers, run_recognizers
@@ -55,7 +55,8 @@ def test_per_type_thresholds_labels_and_provenance_when_merging() -> None:
 
 def test_a_recognizer_set_without_the_model_runs_patterns_alone() -> None:
     params = DetectionParams(recognizers=["patterns"], threshold=0.65)
-    (found,) = run_recognizers(build_recognizers(params, None), ["call 555 123 4567 on 12/03/1981"], params)
+    (found,) = run_recognizers(build_recognizers(params, None), ["call 555 123 4567 on 12/03/1981"], params,
+                               view=NormalizeParams())
     assert [(d.label, d.score) for d in found] == [("PHONE", 0.7)]  # the date (0.6) is under 0.65
     with pytest.raises(ValueError, match="no trained detector"):
         build_recognizers(DetectionParams(), None)

@@ -4,8 +4,10 @@ A detector (or a gold annotation) marks a name once; the same document repeats i
 the bare surname ("John Smith called. ... Smith said"). Protecting only the marked occurrence
 leaks the rest — the largest leak of Presidio-style de-identification. ``consistent_spans``
 extends a document's spans to every case-insensitive, whole-word occurrence of each marked
-string, and of each name part (two letters or more) of a PERSON span. ``outermost`` merges
-overlapping spans (nested ones included) into the maximal regions a replacement must cover.
+string (whatever whitespace separates its words: the text is kept as given, so ``Ann Lee`` may
+repeat as ``Ann\nLee``), and of each name part (two letters or more) of a PERSON span. ``outermost`` merges
+overlapping spans (nested ones included) into the maximal regions a replacement must cover. Every span
+covers whole characters as readers see them: a base letter with its combining marks, never half.
 
 Pure functions on one text and its spans; every mechanism that protects detected spans
 (DataSifterText's ``mask_detected``, metric-DP's ``replace_detected``, ``redact``) uses them.
@@ -17,6 +19,7 @@ import re
 from collections.abc import Iterable
 
 from textsift.corpus import Span
+from textsift.normalize import whole_clusters
 from textsift.tokenize import words
 
 NAME_LABELS = frozenset({"PERSON"})
@@ -24,7 +27,9 @@ _MIN_NAME_PART = 2
 
 
 def _occurrences(text: str, surface: str) -> Iterable[tuple[int, int]]:
-    pattern = re.compile(rf"(?<!\w){re.escape(surface)}(?!\w)", re.IGNORECASE)
+    """Whole-word, case-insensitive occurrences of ``surface`` in ``text``, any whitespace between its words."""
+    body = r"\s+".join(re.escape(part) for part in surface.split())
+    pattern = re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE)
     return ((m.start(), m.end()) for m in pattern.finditer(text))
 
 
@@ -37,13 +42,14 @@ def consistent_spans(text: str, spans: Iterable[Span]) -> list[Span]:
 
     Returns:
         The original spans, the repeats of each span's surface text, and for PERSON spans the
-        repeats of each name part (``Smith`` of ``John Smith``), each labelled like its source.
+        repeats of each name part (``Smith`` of ``John Smith``), each labelled like its source,
+        each widened to whole clusters (:func:`textsift.normalize.whole_clusters`).
     """
     found: dict[tuple[int, int], str] = {}
     surfaces: dict[str, str] = {}
     for span in spans:
-        found.setdefault((span.start, span.end), span.label)
-        surface = text[span.start:span.end].strip()
+        found.setdefault(whole_clusters(text, span.start, span.end), span.label)
+        surface = " ".join(text[span.start:span.end].split())
         if surface:
             surfaces.setdefault(surface.casefold(), span.label)
         if span.label in NAME_LABELS:
@@ -52,7 +58,7 @@ def consistent_spans(text: str, spans: Iterable[Span]) -> list[Span]:
                     surfaces.setdefault(part.text.casefold(), span.label)
     for surface, label in surfaces.items():
         for start, end in _occurrences(text, surface):
-            found.setdefault((start, end), label)
+            found.setdefault(whole_clusters(text, start, end), label)
     return [Span(start, end, label) for (start, end), label in sorted(found.items(), key=lambda i: (i[0][0], -i[0][1]))]
 
 

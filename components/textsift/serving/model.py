@@ -23,7 +23,6 @@ from textsift.config import parse_params
 from textsift.errors import ConfigError, InputError
 from textsift.mechanisms.base import Documents
 from textsift.mechanisms.registry import mechanism
-from textsift.normalize import normalize_text
 from textsift.releases import SERVED, fresh_draw_name, release_key
 from textsift.serving import servable
 from textsift.serving.resources import ServedResources
@@ -75,7 +74,8 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
 
     def predict(self, context: Any, model_input: pd.DataFrame, params: dict[str, Any] | None = None
                 ) -> pd.DataFrame:
-        """Privatize every row's ``text`` (normalized as ingest does); rows keep their order and ids.
+        """Privatize every row's ``text`` as sent (detection reads its normalized view and maps spans back, so a
+        response differs from its request only inside replaced spans); rows keep their order and ids.
 
         Each row draws from a fresh name (:func:`textsift.releases.fresh_draw_name`): an id a client sends never keys a
         draw, so no request reproduces a published stand-in or noise vector, and the same text sent twice is two
@@ -83,7 +83,7 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         if TEXT not in model_input:
             raise InputError(f"the input needs a {TEXT!r} column (and optionally {ID!r})")
         ids = row_ids(model_input)
-        texts = [normalize_text(str(t), (), self.params.ingest.normalize)[0] for t in model_input[TEXT]]
+        texts = [str(t) for t in model_input[TEXT]]
         docs = Documents(texts, ids, [[] for _ in texts], [fresh_draw_name() for _ in texts])
         out, _ = self.mechanism.privatize(docs, self.setting, self.resources, self.key)
         frame = pd.DataFrame({ID: ids, TEXT: out})

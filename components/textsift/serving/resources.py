@@ -30,7 +30,8 @@ class ServedResources:
 
     def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
         """The recognizer set's spans of ``docs`` (as the detect stage finds them), of ``labels`` only when given."""
-        return spans_of(run_recognizers(self._recognizers(), docs.texts, self.params.detection, labels))
+        return spans_of(run_recognizers(self._recognizers(), docs.texts, self.params.detection, labels,
+                                        view=self.params.ingest.normalize))
 
     def _not_packed(self, what: str) -> ConfigError:
         return ConfigError(f"a served privatizer packs no {what}")

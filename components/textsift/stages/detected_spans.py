@@ -52,10 +52,12 @@ def read_detected(path: Path) -> dict[tuple[str, str], list[Detection]]:
 
 
 def detect_corpus(ctx: StageContext, texts: Sequence[str]) -> list[list[Detection]]:
-    """The project's recognizer set (params ``detection``) over ``texts``."""
+    """The project's recognizer set (params ``detection``) over ``texts`` (offsets into them; models read their
+    views, params ``ingest.normalize``)."""
     detection = ctx.params.detection
     folder = ctx.model("detector") if "model" in detection.recognizers else None
-    return run_recognizers(recognizer_set(detection, folder, resolve_device(ctx.params.device)), texts, detection)
+    return run_recognizers(recognizer_set(detection, folder, resolve_device(ctx.params.device)), texts, detection,
+                           view=ctx.params.ingest.normalize)
 
 
 def detected_spans(ctx: StageContext, corpus: pd.DataFrame, labels: Sequence[str] | None = None,

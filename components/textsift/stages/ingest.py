@@ -1,4 +1,7 @@
-"""ingest: read the corpus (or generate the demo corpus), validate, normalize, split.
+"""ingest: read the corpus (or generate the demo corpus), validate, de-duplicate, split.
+
+The corpus keeps each record's text and gold spans as given (``ingest.normalize.output`` normalizes them
+too): models read a normalized view of it (:mod:`textsift.normalize`).
 
 Outputs: ``data/ingest/corpus.parquet`` (canonical corpus), ``data/ingest/rejects.parquet``
 (every rejected record with its id, reason and original bytes — nothing is lost) and
@@ -82,7 +85,7 @@ def count_metrics(total: int, reject_counts: dict[str, int], accepted: int, span
 
 
 def run(ctx: StageContext) -> None:
-    """Read ``ingest.source``, validate, normalize and split it, and check the corpus's quality.
+    """Read ``ingest.source``, validate, de-duplicate and split it, and check the corpus's quality.
 
     Writes ``rejects`` (before the reject-fraction check, so a failing run still shows them), ``corpus`` and
     ``ingest_metrics``; logs the metrics (with the quality checks') and a line with the accepted and rejected counts.

@@ -50,7 +50,7 @@ class StageResources:
         return recognizer_set(detection, folder, self.device)
 
     def _recognize(self, texts: Sequence[str]) -> list[list[Any]]:
-        return run_recognizers(self._recognizers, texts, self.params.detection)
+        return run_recognizers(self._recognizers, texts, self.params.detection, view=self.params.ingest.normalize)
 
     def _fill_in(self) -> Any:
         """The project's fill-in masked LM, fetched through its pointer and loaded on the stage's device."""

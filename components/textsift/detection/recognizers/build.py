@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from textsift.config import NormalizeParams
 from textsift.corpus import Span
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection, Recognizer
@@ -43,9 +44,13 @@ def recognizer_set(params: DetectionParams, detector_folder: Path | None, device
 
 
 def run_recognizers(recognizers: Sequence[Recognizer], texts: Sequence[str], params: DetectionParams,
-                    labels: Sequence[str] | None = None) -> list[list[Detection]]:
-    """Every recognizer over ``texts``, each type at its threshold, merged with provenance."""
-    return analyze(recognizers, texts, params.threshold, params.thresholds, labels)
+                    labels: Sequence[str] | None = None, *, view: NormalizeParams) -> list[list[Detection]]:
+    """Every recognizer over ``texts``, each type at its threshold, merged with provenance.
+
+    The one way into the recognizer set (the detect stage, privatize's detection of new texts, ``textsift detect``,
+    the library's ``detect()``, the served privatizer): recognizers read each text's model view (``view``: params
+    ``ingest.normalize``) and every offset returned indexes ``texts`` themselves."""
+    return analyze(recognizers, texts, params.threshold, params.thresholds, labels, view=view)
 
 
 def spans_of(detections: Sequence[Sequence[Detection]]) -> list[list[Span]]:
