@@ -554,6 +554,8 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
             answers += [r["text"] for r in reply.json()["records"]]
         confirmed = _confirmed(probes, answers, by_id)
         assert confirmed[probes["true"]].mean() <= 0.01 and confirmed.sum() <= 1  # was every true name
+        reported = json.loads((root / "metrics/privatize/red.json").read_text(encoding="utf-8"))
+        assert reported["attack.oracle.probes"] >= 100 and reported["attack.oracle.confirmed"] <= 0.01  # the stage's
         limited = httpx.post(f"{url}/privatize", json={"records": [{"text": "x y"}] * 600}, headers=auth, timeout=30)
         assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
         secret_text = "Maria Lopez lives at 12 Elm Street"

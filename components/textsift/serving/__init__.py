@@ -12,7 +12,12 @@ corpus's own input words, personal data included (a registered model is shared; 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+from textsift.mechanisms.base import Documents, Resources
+from textsift.releases import SERVED, fresh_draw_name, release_key
+from textsift.secret_key import SecretKey
 
 
 def servable(implementation: Any, setting: Any) -> bool:
@@ -20,3 +25,17 @@ def servable(implementation: Any, setting: Any) -> bool:
     that protects something in a request (``servable(setting)``; redaction of gold spans protects nothing there)."""
     check = getattr(implementation, "servable", None)
     return bool(getattr(implementation, "per_document", False) and check is not None and check(setting))
+
+
+def served_key(secret: SecretKey, name: str, setting: Any) -> SecretKey:
+    """The key a served setting draws with: derived for serving (:data:`textsift.releases.SERVED`), so no answer
+    repeats a draw of the published corpus."""
+    return release_key(secret, setting.kind, name, setting, scope=SERVED)
+
+
+def served_privatize(implementation: Any, setting: Any, resources: Resources, key: SecretKey, texts: Sequence[str],
+                     ids: Sequence[str]) -> tuple[Documents, list[str]]:
+    """What the service answers for ``texts``: each row drawn under a fresh name (:func:`fresh_draw_name`: a client's
+    id keys nothing), no gold spans (a request carries none); the documents as privatized, and the texts."""
+    docs = Documents(list(texts), list(ids), [[] for _ in texts], [fresh_draw_name() for _ in texts])
+    return docs, implementation.privatize(docs, setting, resources, key)[0]

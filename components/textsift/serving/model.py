@@ -21,10 +21,8 @@ import pandas as pd
 from textsift import secret_key
 from textsift.config import parse_params
 from textsift.errors import ConfigError, InputError
-from textsift.mechanisms.base import Documents
 from textsift.mechanisms.registry import mechanism
-from textsift.releases import SERVED, fresh_draw_name, release_key
-from textsift.serving import servable
+from textsift.serving import servable, served_key, served_privatize
 from textsift.serving.resources import ServedResources
 
 SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
@@ -68,8 +66,7 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         if secret is None or secret.fingerprint != packed["key_fingerprint"]:
             raise ConfigError(f"${secret_key.ENV} is not the key this privatizer was built with (fingerprint "
                               f"{packed['key_fingerprint']})")
-        # served draws derive from a key no published output was drawn with (textsift.releases)
-        self.key = release_key(secret, self.setting.kind, self.setting_name, self.setting, scope=SERVED)
+        self.key = served_key(secret, self.setting_name, self.setting)  # no published output was drawn with it
         self.resources = ServedResources(self.params, {k: Path(v) for k, v in context.artifacts.items() if k != SPEC})
 
     def predict(self, context: Any, model_input: pd.DataFrame, params: dict[str, Any] | None = None
@@ -84,8 +81,7 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
             raise InputError(f"the input needs a {TEXT!r} column (and optionally {ID!r})")
         ids = row_ids(model_input)
         texts = [str(t) for t in model_input[TEXT]]
-        docs = Documents(texts, ids, [[] for _ in texts], [fresh_draw_name() for _ in texts])
-        out, _ = self.mechanism.privatize(docs, self.setting, self.resources, self.key)
+        docs, out = served_privatize(self.mechanism, self.setting, self.resources, self.key, texts, ids)
         frame = pd.DataFrame({ID: ids, TEXT: out})
         spent = getattr(self.mechanism, "spent", None)
         if spent is not None:

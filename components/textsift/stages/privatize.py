@@ -93,7 +93,7 @@ def run(ctx: StageContext) -> None:
     metrics = {f"{setting.kind}.{k}": v for k, v in mechanism_metrics.items()}
     metrics.update(privacy_metrics(corpus, texts))
     test = (corpus["split"] == "test").to_numpy()
-    metrics.update(outsider_metrics(docs, texts, test, setting, resources, ctx.params.seed, secret))
+    metrics.update(outsider_metrics(docs, texts, test, key, setting, resources, ctx.params.seed, secret))
     spent = getattr(implementation, "spent", None)  # a DP mechanism's per-document ε (the ledger)
     epsilon = spent(docs, setting, resources) if spent is not None else None
     metrics.update(ledger_metrics(epsilon))

@@ -8,7 +8,10 @@ means the replay tells the outsider nothing. Measured on the test split: a per-d
 replayed on the test documents alone, as is DataSifterText without keyphrase swapping; with it (swaps across the
 corpus) on the whole corpus. A pseudonym setting also gets the
 dictionary attacker: the corpus's gold person names as candidates, a name confirmed when its
-recomputed pseudonym is in the published document (``attack.dictionary.*``).
+recomputed pseudonym is in the published document (``attack.dictionary.*``). A served setting also gets the oracle
+attacker, who holds an API token: it sends "My name is <candidate>." under a published document's id for every
+candidate name and looks for the answer's stand-in in that published document (``attack.oracle.*``), through the
+very code the service runs (:func:`textsift.serving.served_privatize`).
 """
 
 from __future__ import annotations
@@ -22,8 +25,11 @@ from textsift.mechanisms.redact.redactor import pseudonym_of
 from textsift.mechanisms.registry import document_wise, mechanism
 from textsift.rng import Key
 from textsift.secret_key import SecretKey
+from textsift.serving import servable, served_key, served_privatize
 
 PERSON_LABELS = ("PERSON", "NAME")
+ORACLE_DOCUMENTS = 20  # published documents the oracle probes (every candidate name each): 20 x names requests
+ORACLE_TEMPLATE = "My name is {}."
 
 
 def _rows(docs: Documents, rows: np.ndarray) -> Documents:
@@ -67,10 +73,41 @@ def dictionary_metrics(docs: Documents, published: list[str], test: np.ndarray, 
     return {f"attack.dictionary.{k}": v for k, v in attack.items()}
 
 
-def outsider_metrics(docs: Documents, published: list[str], test: np.ndarray, setting: Setting,
+def oracle_metrics(docs: Documents, published: list[str], test: np.ndarray, name: str, setting: Setting,
+                   resources: Resources, key: SecretKey) -> dict[str, float]:
+    """``attack.oracle.{confirmed,false,probes}`` of a served setting: of the test documents' replaced gold person
+    names (the first ``ORACLE_DOCUMENTS`` documents with one), the share the oracle confirms, the share of wrong
+    candidates it confirms, and how many probes it sent. Nothing for a setting that is not served."""
+    implementation = mechanism(setting.kind)
+    if not servable(implementation, setting):
+        return {}
+    owners: dict[int, set[str]] = {}
+    for i in np.flatnonzero(test):
+        text = docs.texts[i]
+        names = {text[s.start:s.end] for s in docs.gold[i] if s.label in PERSON_LABELS} - {""}
+        names = {n for n in names if n not in published[i]}  # replaced in the published document
+        if names and len(owners) < ORACLE_DOCUMENTS:
+            owners[int(i)] = names
+    candidates = sorted({n for names in owners.values() for n in names})
+    probes = [(i, c) for i in owners for c in candidates]
+    if not probes:
+        return {}
+    _, answers = served_privatize(implementation, setting, resources, served_key(key, name, setting),
+                                  [ORACLE_TEMPLATE.format(c) for _, c in probes], [docs.ids[i] for i, _ in probes])
+    prefix, suffix = ORACLE_TEMPLATE.split("{}")
+    hits = [(c in owners[i], bool(s) and s != c and s in published[i]) for (i, c), s in zip(
+        probes, (a.removeprefix(prefix).removesuffix(suffix) for a in answers), strict=True)]
+    true = [hit for own, hit in hits if own]
+    wrong = [hit for own, hit in hits if not own]
+    return {"attack.oracle.confirmed": float(np.mean(true)), "attack.oracle.probes": float(len(probes)),
+            **({"attack.oracle.false": float(np.mean(wrong))} if wrong else {})}
+
+
+def outsider_metrics(docs: Documents, published: list[str], test: np.ndarray, name: str, setting: Setting,
                      resources: Resources, guess: Key, key: SecretKey) -> dict[str, float]:
     """The outsider's attacks on one setting's published corpus, guessing ``guess`` (the public seed) as the key;
     the baseline replays under a key derived from the secret ``key`` (unknowable, and the same on every run, so
-    the metrics reproduce)."""
+    the metrics reproduce); and, for a served setting, the oracle with an API token."""
     return {**replay_metrics(docs, published, test, setting, resources, guess, key.derive("outsider.baseline")),
-            **dictionary_metrics(docs, published, test, setting, guess)}
+            **dictionary_metrics(docs, published, test, setting, guess),
+            **oracle_metrics(docs, published, test, name, setting, resources, key)}
