@@ -17,7 +17,8 @@ class RedactSetting(Frozen):
     ``placeholder`` writes ``[PERSON]``-style tags; ``pseudonym`` writes a fake value of the same
     type (Faker, seeded by a keyed PRF of (secret key, document id, original string)), the same one
     for every occurrence of a string in a document — or, with ``scope: corpus``, in the whole corpus —
-    so a text keeps who-did-what without whom.
+    so a text keeps who-did-what without whom: one stand-in per person in all its forms, agreeing with
+    its honorifics, dates moved by one offset per document (``dates``), numbers and codes in their shape.
     """
 
     kind: Literal["redact"]
@@ -32,6 +33,19 @@ class RedactSetting(Frozen):
     scope: Literal["document", "corpus"] = Field(
         "document", description="where a string keeps one pseudonym: within its document, or across the corpus "
                                 "(the same person is the same stand-in everywhere; links documents about them)")
+    dates: Literal["shift", "month", "year", "fake"] = Field(
+        "shift", description="date pseudonyms: every date of a document moved by the document's one keyed offset, "
+                             "in its own format, so order and intervals stay (shift); the same at month or year "
+                             "precision at most (month, year); or a fake date per date (fake: loses the timeline). "
+                             "A date not read as one gets a fake date")
+    date_shift_days: int = Field(
+        365, ge=1, le=3650, description="largest date offset in days: a document's dates move by a keyed whole number "
+                                        "of days in [-n, n] other than 0 (dates without a day by as many whole "
+                                        "months, a year alone by whole years, at least one; scope: corpus: one offset "
+                                        "for the corpus)")
+    day_first: bool = Field(
+        False, description="read a numeric date such as 03/04/1994 as day/month/year (UK, EU) instead of "
+                           "month/day/year (US); one valid only in the other order is read in that order")
 
     def needs(self) -> tuple[tuple[str, str | None], ...]:
         """The catalog artifacts (name, key) this setting needs to privatize text (textsift.catalog)."""

@@ -6,9 +6,12 @@ as one more privacy setting on the frontier. Per document: the spans are made co
 into disjoint regions, and each region replaced. A pseudonym depends only on (key, document
 id, the original string) — the key is the project's secret key, so nobody without it can confirm a
 guessed name by recomputing its pseudonym — and a string gets one stand-in throughout its document
-(``scope: corpus``: throughout the corpus, the document id left out); a bare surname gets the surname
-of its full name's pseudonym. Redaction is deterministic de-identification,
-not differential privacy: it protects exactly what the spans cover.
+(``scope: corpus``: throughout the corpus, the document id left out). Stand-ins fit what they replace:
+a document's persons keep one stand-in per person in every form and the gender of their honorifics
+(:mod:`.persons`), its dates move by one keyed offset in their own formats (:mod:`.dates`), phone numbers
+and codes keep their pattern (:mod:`.shapes`), a nationality gets a nationality (:mod:`.nationalities`).
+Redaction is deterministic de-identification, not differential privacy: it protects exactly what the
+spans cover.
 """
 
 from __future__ import annotations
@@ -23,14 +26,17 @@ from faker import Faker
 from textsift import rng
 from textsift.corpus import Span
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
+from textsift.mechanisms.redact.dates import Precision, moved, offset_days
+from textsift.mechanisms.redact.nationalities import nationality_form, other_nationalities
 from textsift.mechanisms.redact.params import RedactSetting
+from textsift.mechanisms.redact.persons import Gender, People, mention, name_gender, person_name
+from textsift.mechanisms.redact.shapes import like_case, same_shape
 from textsift.tokenize import words
 
-DATE_WINDOW = (date(1940, 1, 1), date(2020, 12, 31))  # where date pseudonyms fall, whatever today is
+DATE_WINDOW = (date(1940, 1, 1), date(2020, 12, 31))  # where fake dates fall, whatever today is
 REDRAWS = 10  # draws of a stand-in before falling back to a placeholder
 _FAKER_LOCK = threading.Lock()  # one seeded Faker per process; seeding and drawing must not interleave
 FAKES: dict[str, Callable[[Faker], str]] = {
-    "PERSON": lambda f: f"{f.first_name()} {f.last_name()}",
     "LOC": lambda f: f.city(),
     "ORG": lambda f: f.company(),
     "JOB": lambda f: f.job(),
@@ -38,26 +44,33 @@ FAKES: dict[str, Callable[[Faker], str]] = {
     # a fixed window: Faker's date() draws up to *now*, so the same seed gave another date a day later
     "DATE": lambda f: f.date_between_dates(DATE_WINDOW[0], DATE_WINDOW[1]).strftime("%d %B %Y"),
     "EMAIL": lambda f: f.email(),
-    "PHONE": lambda f: f.phone_number(),
-    "ID": lambda f: f.bothify("??-#######").upper(),
     "URL": lambda f: f.url(),
 }
+SHAPED = frozenset({"PHONE", "ID"})  # stand-ins with the original's digits, letters and separators in place
 ALIASES = {"NAME": "PERSON", "CITY": "LOC", "GPE": "LOC", "LOCATION": "LOC", "COMPANY": "ORG", "SCHOOL": "EDU",
            "CODE": "ID"}
+PRECISION: dict[str, Precision] = {"shift": "day", "month": "month", "year": "year"}  # RedactSetting.dates
 
 
 @cache
 def _faker() -> Faker:
+    """The process's one en_US Faker, reseeded before every draw."""
     return Faker("en_US")
 
 
-def pseudonym_of(label: str, key: rng.Key, owner: str | None, original: str) -> str:
+def _kind(label: str) -> str:
+    """The stand-in type of a label (``NAME`` -> ``PERSON``)."""
+    return ALIASES.get(label, label)
+
+
+def pseudonym_of(label: str, key: rng.Key, owner: str | None, original: str, gender: Gender | None = None) -> str:
     """The stand-in of ``original`` (type ``label``): Faker seeded by a PRF of (key, owner, the string folded).
 
-    ``owner`` is the document id (``scope: document``) or None (``scope: corpus``). A dictionary attacker
-    recomputes this for candidate names; with the secret key they cannot (:mod:`textsift.secret_key`).
+    ``owner`` is the document id (``scope: document``) or None (``scope: corpus``); ``gender`` that of a person's
+    first names (an honorific's; without one, the original first name's). A dictionary attacker recomputes this
+    for candidate names; with the secret key they cannot (:mod:`textsift.secret_key`).
     """
-    make = FAKES.get(ALIASES.get(label, label))
+    make = _maker(_kind(label), original, gender)
     if make is None:
         return f"[{label}]"
     name = f"{owner}\x1f{original.casefold()}" if owner is not None else f"\x1e{original.casefold()}"
@@ -71,43 +84,57 @@ def pseudonym_of(label: str, key: rng.Key, owner: str | None, original: str) -> 
     return f"[{label}]"
 
 
+def _maker(kind: str, original: str, gender: Gender | None) -> Callable[[Faker], str] | None:
+    """How a stand-in of ``original`` (of type ``kind``) is drawn from the seeded Faker; None for an unknown type.
+
+    A nationality gets another (whatever the detector called it), a person a name of as many words (of
+    ``gender``), a phone number or code the same shape."""
+    found = nationality_form(original) if kind != "PERSON" else None
+    if found is not None:
+        choices = other_nationalities(*found)
+        return lambda fake: fake.random_element(choices)
+    if kind == "PERSON":
+        count, first_names = len(words(original)), gender or name_gender(original)
+        return lambda fake: person_name(fake, count, first_names)
+    if kind in SHAPED:
+        return lambda fake: same_shape(fake.random, original)
+    return FAKES.get(kind)
+
+
 def _reveals(original: str, stand_in: str, label: str) -> bool:
-    """Whether a stand-in gives the original away: equal to it, or (a person) sharing a name part with it."""
+    """Whether a stand-in gives the original away: equal to it, or (a person) sharing a name part with it or, word
+    for word, an initial (its initials form, "J. Smith" for "J. Smith", would name the original's initials)."""
     if stand_in.casefold() == original.casefold():
         return True
-    if ALIASES.get(label, label) != "PERSON":
+    if _kind(label) != "PERSON":
         return False
-    return bool({t.text.casefold() for t in words(original)} & {t.text.casefold() for t in words(stand_in)})
+    mine, theirs = ([t.text.casefold() for t in words(name)] for name in (original, stand_in))
+    if set(mine) & set(theirs):
+        return True
+    return len(mine) == len(theirs) and any(a[0] == b[0] for a, b in zip(mine, theirs, strict=True))
 
 
-def _like(original: str, fake: str) -> str:
-    """The fake value in the original's letter case (``SMITH`` -> ``JONES``)."""
-    if original.isupper():
-        return fake.upper()
-    return fake.lower() if original.islower() else fake
-
-
-class _Pseudonyms:
-    """A document's string -> pseudonym table; name parts map to the parts of their full name's pseudonym."""
-
-    def __init__(self, key: rng.Key, owner: str | None) -> None:
-        self.key, self.owner = key, owner
-        self.table: dict[str, str] = {}
-
-    def __call__(self, original: str, label: str) -> str:
-        key = original.casefold()
-        if key not in self.table:
-            parts = [t.text.casefold() for t in words(original)]
-            if label in ("PERSON", "NAME") and parts and all(p in self.table for p in parts):
-                self.table[key] = " ".join(self.table[p] for p in parts)
-            else:
-                fake = pseudonym_of(label, self.key, self.owner, original)
-                self.table[key] = fake
-                fake_parts = fake.split()
-                if label in ("PERSON", "NAME") and len(parts) == len(fake_parts):
-                    for part, stand_in in zip(parts, fake_parts, strict=True):
-                        self.table.setdefault(part, stand_in)
-        return _like(original, self.table[key])
+def _stand_ins(text: str, regions: Sequence[Span], setting: RedactSetting, key: rng.Key, owner: str | None
+               ) -> list[str]:
+    """Each region's pseudonym: the document's persons as one set of people, its dates moved by its one offset
+    (``dates: fake`` or a date not read: a fake date), any other string its own draw in the original's case."""
+    persons = {region: mention(text, region) for region in regions if _kind(region.label) == "PERSON"}
+    people = People(lambda name, gender: pseudonym_of("PERSON", key, owner, name, gender), list(persons.values()))
+    days = offset_days(key, owner, setting.date_shift_days) if setting.dates != "fake" else 0
+    out = []
+    for region in regions:
+        original = text[region.start:region.end]
+        if region in persons:
+            stand_in = people.stand_in(persons[region])
+            if _reveals(original, stand_in, region.label):  # forms put together from several draws
+                stand_in = f"[{region.label}]"
+        elif days and _kind(region.label) == "DATE" and (
+                shifted := moved(original, days, PRECISION[setting.dates], setting.day_first)) is not None:
+            stand_in = shifted
+        else:
+            stand_in = like_case(original, pseudonym_of(region.label, key, owner, original))
+        out.append(stand_in)
+    return out
 
 
 def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, key: rng.Key, doc_id: str,
@@ -115,17 +142,14 @@ def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, key: r
     """One document redacted; returns the text and the number of regions replaced. ``record``, when given,
     receives ``(label, pseudonym, original)`` per replaced region (the pseudonym vault's entries)."""
     regions = outermost(consistent_spans(text, spans))
-    pseudonym = _Pseudonyms(key, doc_id if setting.scope == "document" else None)
-    for region in sorted(regions, key=lambda r: r.end - r.start, reverse=True):  # full names before bare parts
-        if setting.style == "pseudonym":
-            pseudonym(text[region.start:region.end], region.label)
+    if setting.style == "placeholder":
+        stand_ins = [setting.placeholder.format(label=region.label) for region in regions]
+    else:
+        stand_ins = _stand_ins(text, regions, setting, key, doc_id if setting.scope == "document" else None)
     pieces, cursor = [], 0
-    for region in regions:
-        original = text[region.start:region.end]
-        stand_in = (setting.placeholder.format(label=region.label) if setting.style == "placeholder"
-                    else pseudonym(original, region.label))
+    for region, stand_in in zip(regions, stand_ins, strict=True):
         if record is not None and setting.style == "pseudonym":
-            record.append((region.label, stand_in, original))
+            record.append((region.label, stand_in, text[region.start:region.end]))
         pieces += [text[cursor:region.start], stand_in]
         cursor = region.end
     pieces.append(text[cursor:])
