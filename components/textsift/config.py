@@ -163,6 +163,11 @@ class RecommendParams(Frozen):
                                                          "replaying the draws or confirming guessed names")
     cross_document: Probability = Field(0.05, description="ceiling on the share of published documents that carry "
                                                           "a name part of another document of the corpus")
+    trir_gain: Probability = Field(
+        0.1, description="ceiling on the re-identification attacker's gain over chance: (share of published test "
+        "documents it links to their person - chance) / (1 - chance), the attacker knowing the train split's "
+        "persons from their documents; 0.1 is of the order of the 0.09 re-identification probability EMA (policy "
+        "0070) and Health Canada accept for publicly released clinical reports")
     keyword_gain: Probability = Field(0.1, description="noisy embeddings: ceiling on the keyword attacker's gain over "
                                                        "chance, 2 x balanced accuracy - 1 of the stronger of the "
                                                        "clean-trained and the noise-aware attacker")

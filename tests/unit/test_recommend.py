@@ -36,7 +36,9 @@ def _rows(**changes: dict) -> pd.DataFrame:
     }
     frame = pd.DataFrame([{"setting": k, "mechanism": "x", "leak_source": "gold spans", "accuracy_ci_low": NAN,
                            "majority_accuracy": 0.5, "cross_document": NAN if k == "original" else 0.01,
-                           "cross_document_ci_high": NAN if k == "original" else 0.02, **v, **changes.get(k, {})}
+                           "cross_document_ci_high": NAN if k == "original" else 0.02,
+                           "trir_gain": 1.0 if k == "original" else 0.0,
+                           "trir_gain_ci_high": NAN if k == "original" else 0.04, **v, **changes.get(k, {})}
                           for k, v in rows.items()])
     return frontier_table(frame)
 
@@ -88,7 +90,8 @@ def test_unmeasured_utility_or_privacy_never_passes_and_row_order_does_not_matte
     no_utility = {"utility": NAN, "utility_ci_low": NAN}
     nothing_measured = {"leak_source": "unchanged-token share", "attacker_recall": NAN, "attacker_recall_ci_high": NAN,
                         "interest_leak": NAN, "interest_leak_ci_high": NAN, "outsider_gain": NAN,
-                        "cross_document": NAN, "cross_document_ci_high": NAN}
+                        "cross_document": NAN, "cross_document_ci_high": NAN, "trir_gain": NAN,
+                        "trir_gain_ci_high": NAN}
     table = _rows(mdp_eps50=no_utility, mdp_wide=nothing_measured)
     proposal = recommend(table, RecommendParams(), "u", 0.95)
     verdicts = proposal.verdicts.set_index("setting")["verdict"]
@@ -131,3 +134,15 @@ def test_noisy_embeddings_are_judged_on_the_strongest_attack() -> None:
     assert not judged.loc[["original", "filled"], "passes"].any()
     assert judged.loc["filled", "privacy_risk"] == 0.63
     assert "keyword attacker's gain over chance" in embedding_rule_text(RecommendParams())
+
+
+def test_documents_linked_to_their_person_fail_a_setting_on_the_upper_bound_of_the_gain() -> None:
+    """A setting whose re-identification attacker names the person of 8% of its documents beyond chance: the point
+    value is under the 0.1 ceiling, the upper bound (0.19: a few dozen documents) is not, and it is the risk."""
+    table = _rows(mdp_eps50={"trir_gain": 0.08, "trir_gain_ci_high": 0.19})
+    proposal = recommend(table, RecommendParams(), "u", 0.95)
+    assert proposal.setting == "mdp_wide"
+    assert proposal.verdicts.set_index("setting").loc["mdp_eps50", "verdict"] == "fails: trir_gain 0.190 > 0.1"
+    assert privacy_risk(table.set_index("setting").loc["mdp_eps50"]) == pytest.approx(0.19)
+    assert "re-identification attacker's gain over chance <= 0.1" in proposal.rule
+    assert recommend(table, RecommendParams(trir_gain=0.2), "u", 0.95).setting == "mdp_eps50"

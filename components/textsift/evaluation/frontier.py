@@ -19,8 +19,10 @@ INTEREST_KEY = "privacy.interest.leak_rate"  # the IPI attacker's attribute leak
 INTEREST_ACCURACY_KEY = "privacy.interest.accuracy"  # ... and its accuracy against the corpus's known interests
 INTERVAL_COLUMNS = ("utility_ci_low", "utility_ci_high", "leak_rate_ci_low", "leak_rate_ci_high")
 CROSS_DOCUMENT_KEY = "privacy.cross_document.rate"  # evaluate's cross-document name disclosure (every mechanism)
+TRIR_RATE_KEY = "privacy.trir.rate"  # evaluate's re-identification attacker: the share of documents it links ...
+TRIR_GAIN_KEY = "privacy.trir.gain"  # ... and that share's gain over chance, the recommendation's criterion
 ATTACK_INTERVALS = {"attacker_recall": "privacy.attacker.recall", "interest_leak": "privacy.interest.leak_rate",
-                    "cross_document": CROSS_DOCUMENT_KEY}
+                    "cross_document": CROSS_DOCUMENT_KEY, "trir_rate": TRIR_RATE_KEY, "trir_gain": TRIR_GAIN_KEY}
 OUTSIDER_GAINS = ("attack.replay.gain", "attack.dictionary.gain")  # privatize's outsider attacks (privatize_attacks)
 NAN_PAIR = (float("nan"), float("nan"))
 
@@ -34,10 +36,13 @@ def frontier_rows(
     ``interest_accuracy`` (its accuracy on the documents whose true interest the corpus knows, the reference
     row's on the original text; NaN without known interests), ``outsider_gain`` (the largest gain of an outsider's
     attack over its baseline; NaN when the mechanism has none), ``cross_document`` (the share of published
-    documents carrying another document's name part; NaN without gold person names and for the reference), the
-    bootstrap intervals ``utility_ci_low/high`` (from the utility table's ``<metric>_ci_*`` columns),
-    ``leak_rate_ci_low/high`` (from ``leak_intervals``, gold-span leak rates only), ``attacker_recall_ci_*``,
-    ``interest_leak_ci_*`` and ``cross_document_ci_*`` (from evaluate's attackers), and the classifier's
+    documents carrying another document's name part; NaN without gold person names and for the reference),
+    ``trir_rate`` and ``trir_gain`` (the re-identification attacker's share of test documents linked to their
+    person and its gain over chance; the reference row's on the original text, the ceiling; NaN when no test
+    document is about a person of the train split), the bootstrap intervals ``utility_ci_low/high`` (from the
+    utility table's ``<metric>_ci_*`` columns), ``leak_rate_ci_low/high`` (from ``leak_intervals``, gold-span leak
+    rates only), ``attacker_recall_ci_*``, ``interest_leak_ci_*``, ``cross_document_ci_*``, ``trir_rate_ci_*`` and
+    ``trir_gain_ci_*`` (from evaluate's attackers), and the classifier's
     ``accuracy_ci_low`` and ``majority_accuracy`` (the recommendation's majority check); NaN where absent.
 
     Args:
@@ -77,6 +82,8 @@ def frontier_rows(
             "interest_accuracy": float(metrics.get(INTEREST_ACCURACY_KEY, float("nan"))),
             "outsider_gain": max(gains) if gains else float("nan"),
             "cross_document": float(metrics.get(CROSS_DOCUMENT_KEY, float("nan"))),
+            "trir_rate": float(metrics.get(TRIR_RATE_KEY, float("nan"))),
+            "trir_gain": float(metrics.get(TRIR_GAIN_KEY, float("nan"))),
             **dict(zip(INTERVAL_COLUMNS, (*utility_ci, *leak_ci), strict=True)), **attack_ci,
             **{column: float(match[column].iloc[0]) if len(match) and column in match else float("nan")
                for column in ("accuracy_ci_low", "majority_accuracy")},

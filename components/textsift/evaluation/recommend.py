@@ -9,8 +9,10 @@ spans, no interest model, no outsider attack for the mechanism) is skipped for t
 ``privacy_risk`` puts a setting's criteria on one 0-1 scale: the largest of their bounds (each is a share of
 what an attacker recovers, or its gain over a no-information baseline), so the MLflow compare view can plot risk
 against utility for every setting; the strongest attack decides. A privatized corpus is judged on ``CRITERIA``
-(the span leak, the detector's recall, the interest leak, the outsider's gain, and the cross-document name
-disclosure: the share of published documents carrying another document's name part). A noisy-embedding setting
+(the span leak, the detector's recall, the interest leak, the outsider's gain, the cross-document name
+disclosure: the share of published documents carrying another document's name part, and the re-identification
+attacker's gain over chance: the share of published documents it links to their person beyond what a guess
+does, :mod:`textsift.evaluation.reidentification`). A noisy-embedding setting
 is judged on ``EMBEDDING_CRITERIA`` (:func:`judge_embeddings`): the keyword attacker's advantage (2 · balanced
 accuracy − 1 of the stronger of the clean-trained and the noise-aware attacker) and the cross-release solver's
 gain over what composing two releases allows (:mod:`textsift.evaluation.cross_release`).
@@ -46,6 +48,7 @@ CRITERIA = (
     Criterion("outsider_gain", "outsider's gain over chance", "outsider_gain", None),
     Criterion("cross_document", "share of documents carrying another document's name part", "cross_document",
               "cross_document_ci_high"),
+    Criterion("trir_gain", "re-identification attacker's gain over chance", "trir_gain", "trir_gain_ci_high"),
 )
 EMBEDDING_CRITERIA = (
     Criterion("keyword_gain", "keyword attacker's gain over chance (stronger of clean-trained and noise-aware)",

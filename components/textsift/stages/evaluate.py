@@ -58,7 +58,7 @@ def run(ctx: StageContext) -> None:
     test = split(corpus, "test")
     originals = test["text"].tolist()
     clf = transformer(ctx)
-    attackers = Attackers.load(ctx, test)
+    attackers = Attackers.load(ctx, test, split(corpus, "train"))
     show = ctx.params.report.examples_per_setting if ctx.params.report.show_examples else 0
     models: dict[str, Any] = {}
     models["original"], rows = evaluate_setting("original", split(corpus, "train"), {"original": test}, ctx, clf)

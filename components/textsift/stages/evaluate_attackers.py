@@ -7,7 +7,10 @@ the privacy-entity detector of ``train_detectors`` (the share of gold spans it f
 §4.2 as an attribute-inference attack: ``privacy.interest.*``, against the original's inference and,
 where the corpus knows them, the true interests; :mod:`textsift.interests.attack`), and the cross-document name
 disclosure of each whole published corpus (``privacy.cross_document.rate``: documents carrying another document's
-name part, :func:`textsift.evaluation.privacy.cross_document_flags`). On a privatized corpus every rate gets a
+name part, :func:`textsift.evaluation.privacy.cross_document_flags`), and the text re-identification risk (TRIR,
+``privacy.trir.{rate,chance,gain}``: an attacker that knows the persons of the original train split from their
+documents links each published test document to its person, :mod:`textsift.evaluation.reidentification`; the
+original's figure is its ceiling). On a privatized corpus every rate gets a
 percentile-bootstrap interval over documents (``..._ci_low/high``): the recommendation
 judges each on its upper bound (:mod:`textsift.evaluation.recommend`). The interest model decodes in
 ``evaluate.inference_precision`` (bfloat16 on a CPU with native bf16: 1.6x faster, the same interest for 799 of
@@ -29,6 +32,15 @@ from textsift.corpus import Span, spans_to_python
 from textsift.device import Resolved, precision_autocast, resolve_device, resolve_precision
 from textsift.evaluation.bootstrap import ratio_interval
 from textsift.evaluation.privacy import attacker_flags, attacker_recall, cross_document_flags, cross_document_rate
+from textsift.evaluation.reidentification import (
+    Reidentifier,
+    chance_rate,
+    document_persons,
+    fit_reidentifier,
+    gain_over_chance,
+    reidentification_hits,
+    trir_metrics,
+)
 from textsift.indexes.vocabulary import document_frequencies
 from textsift.interests.attack import interest_accuracy, interest_leak, interest_leak_counts
 from textsift.interests.io import load_interest_model
@@ -67,6 +79,8 @@ class Attackers:
     originals: list[str]
     spans: list[list[Span]]
     truth: list[str | None]
+    reidentifier: Reidentifier | None  # None when the train split names no person
+    persons: list[frozenset[str]]  # who each original test document is about (its gold person names)
     original_interests: list[str] = field(default_factory=list)
     precision: Resolved = "float32"  # the interest model's decoding
     interest_seconds: float = 0.0
@@ -74,21 +88,26 @@ class Attackers:
     decoded: dict[str, str] = field(default_factory=dict)  # text -> inferred interest, over every corpus
 
     @classmethod
-    def load(cls, ctx: StageContext, test: pd.DataFrame) -> Attackers:
-        """The project's detector and interest model (None when train_interests trained none), on ``test``."""
+    def load(cls, ctx: StageContext, test: pd.DataFrame, train: pd.DataFrame) -> Attackers:
+        """The project's detector and interest model (None when train_interests trained none), on ``test``, and the
+        re-identification attacker fitted on the original ``train`` split (the outsider's background knowledge)."""
         device = resolve_device(ctx.params.device)
         folder = ctx.model("interests")
+        spans = [spans_to_python(s) for s in test["spans"]]
+        background = train["text"].tolist()
+        about = [document_persons(text, spans_to_python(s)) for text, s in zip(background, train["spans"], strict=True)]
         return cls(detector=load_detector(ctx.model("detector"), device),
                    interest_model=None if folder is None else load_interest_model(folder, device),
                    attack=ctx.params.evaluate.interest_attack, bootstrap=ctx.params.evaluate.bootstrap,
-                   seed=ctx.params.seed, originals=test["text"].tolist(),
-                   spans=[spans_to_python(s) for s in test["spans"]],
+                   seed=ctx.params.seed, originals=test["text"].tolist(), spans=spans,
                    truth=[None if pd.isna(t) else str(t) for t in test["interest"]],
+                   reidentifier=fit_reidentifier(background, about),
+                   persons=[document_persons(text, s) for text, s in zip(test["text"], spans, strict=True)],
                    precision=resolve_precision(ctx.params.evaluate.inference_precision, device))
 
     def original(self) -> dict[str, float]:
         """The attackers on the original test split: the reference every setting is compared with."""
-        metrics = self._recall(self.originals)
+        metrics = {**self._recall(self.originals), **self._reidentification(None, self.originals)}
         if self.interest_model is not None:
             self.original_interests = self._interests(self.originals)
             metrics.update(_prefixed(interest_accuracy(self.truth, self.original_interests)))
@@ -102,6 +121,7 @@ class Attackers:
         flags = attacker_flags(self.originals, self.spans, texts, detected)
         metrics.update(self._interval("attacker.recall", setting, [sum(f for _, f in doc) for doc in flags],
                                       [len(doc) for doc in flags]))
+        metrics.update(self._reidentification(setting, texts))
         if self.interest_model is not None:
             inferred = self._interests(texts)
             metrics.update(_prefixed({**interest_leak(self.original_interests, inferred),
@@ -122,6 +142,22 @@ class Attackers:
         if flags:
             metrics.update(self._interval("cross_document.rate", setting, [int(f) for f in flags], [1] * len(flags)))
         return metrics
+
+    def _reidentification(self, setting: str | None, texts: list[str]) -> dict[str, float]:
+        """``privacy.trir.*`` of ``texts`` (aligned with the original test split); for a ``setting``, the bootstrap
+        interval of the rate and, through the same chance, of the gain. Nothing when no test document is about a
+        person of the background."""
+        if self.reidentifier is None:
+            return {}
+        hits = reidentification_hits(self.reidentifier, texts, self.persons)
+        chance = chance_rate(self.reidentifier, self.persons)
+        metrics = _prefixed(trir_metrics(hits, chance))
+        if setting is None or not hits:
+            return metrics
+        interval = self._interval("trir.rate", setting, [int(h) for h in hits], [1] * len(hits))
+        gains = {f"privacy.trir.gain_ci_{side}": gain_over_chance(interval[f"privacy.trir.rate_ci_{side}"], chance)
+                 for side in ("low", "high") if f"privacy.trir.rate_ci_{side}" in interval}
+        return {**metrics, **interval, **{k: v for k, v in gains.items() if not np.isnan(v)}}
 
     def _interval(self, name: str, setting: str, numerators: list[int], denominators: list[int]) -> dict[str, float]:
         rng = generator(self.seed, "evaluate.bootstrap.attack", f"{setting}/{name}")
