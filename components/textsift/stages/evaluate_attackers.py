@@ -86,6 +86,7 @@ class Attackers:
     interest_seconds: float = 0.0
     corpora: int = 0
     decoded: dict[str, str] = field(default_factory=dict)  # text -> inferred interest, over every corpus
+    not_names: frozenset[str] | None = None  # stop words and public words: never counted as a name part
 
     @classmethod
     def load(cls, ctx: StageContext, test: pd.DataFrame, train: pd.DataFrame) -> Attackers:
@@ -136,8 +137,10 @@ class Attackers:
         of it is published), with its bootstrap interval; nothing when the corpus has no gold person name. A name
         part that is also a public word (used outside every span by ``PUBLIC_WORD_DOCS`` documents: "Green", "Price")
         names no one and is not counted, the rule of an index's output vocabulary and of the fill-in vocabulary."""
-        public = {w for w, n in document_frequencies(originals, True, spans).items() if n >= PUBLIC_WORD_DOCS}
-        flags = cross_document_flags(originals, spans, published, stop_words() | public)
+        if self.not_names is None:  # the same corpus for every setting: counted once
+            public = {w for w, n in document_frequencies(originals, True, spans).items() if n >= PUBLIC_WORD_DOCS}
+            self.not_names = frozenset(stop_words() | public)
+        flags = cross_document_flags(originals, spans, published, self.not_names)
         metrics = _prefixed(cross_document_rate(flags))
         if flags:
             metrics.update(self._interval("cross_document.rate", setting, [int(f) for f in flags], [1] * len(flags)))
