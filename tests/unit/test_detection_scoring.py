@@ -67,7 +67,11 @@ def test_the_report_says_which_detected_types_each_setting_protects() -> None:
 
     settings = parse_params({"privatize": {"settings": {
         "red": {"kind": "redact", "labels": ["PERSON", "EMAIL"]}, "gold": {"kind": "redact", "spans": "gold"},
-        "ds": {"kind": "datasifter", "mask_detected": True}}}}).privatize.settings
+        "ds": {"kind": "datasifter", "mask_detected": True},
+        "hybrid": {"kind": "metric_dp", "index": "w2v", "epsilon": 50, "stand_ins": ["PERSON"]}}},
+        "indexes": {"sources": {"w2v": {"kind": "word2vec"}}}}).privatize.settings
     table = protected_types_table(settings).set_index("setting")
-    assert table.loc["red", "types"] == "PERSON, EMAIL" and table.loc["ds", "types"] == "every type found"
+    assert table.loc["red", "types"] == "PERSON, EMAIL"
+    assert table.loc["ds", "types"] == "PERSON, EMAIL, PHONE, ID, URL"  # the direct identifiers by default
+    assert table.loc["hybrid", "protects_detected"] and table.loc["hybrid", "types"] == "PERSON"
     assert not table.loc["gold", "protects_detected"] and table.loc["gold", "types"] == ""

@@ -9,15 +9,36 @@ training choices: changing them re-runs the ``detect`` stage and what reads its 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, field_validator, model_validator
+from pydantic import BeforeValidator, Field, StringConstraints, field_validator, model_validator
 
 from textsift.params_base import Frozen
 
 RecognizerName = Literal["model", "patterns", "spacy"]
 EntityType = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=32)]
 ENTITY_TYPES = ("PERSON", "LOC", "ORG", "JOB", "EDU", "DATE", "EMAIL", "PHONE", "ID", "URL")  # what detection finds
+# Direct identifiers point at one person on their own; quasi-identifiers (places, organisations, dates, jobs)
+# identify only in combination and are often what a downstream task learns from. Detector-driven settings protect
+# the direct ones unless told otherwise; what the quasi-identifiers still allow is measured by the re-identification
+# and interest attackers, not by a span count.
+DIRECT_IDENTIFIERS = ("PERSON", "EMAIL", "PHONE", "ID", "URL")
+QUASI_IDENTIFIERS = ("LOC", "ORG", "JOB", "EDU", "DATE")
+IDENTIFIER_GROUPS = {"direct": DIRECT_IDENTIFIERS, "quasi": QUASI_IDENTIFIERS, "all": ENTITY_TYPES}
+# other tools' and corpora's names for detection's types (the demo corpus's gold labels among them)
+LABEL_ALIASES = {"NAME": "PERSON", "CITY": "LOC", "GPE": "LOC", "LOCATION": "LOC", "COMPANY": "ORG", "SCHOOL": "EDU",
+                 "CODE": "ID"}
+
+
+def canonical_type(label: str) -> str:
+    """Detection's name of a span label (``CITY`` -> ``LOC``; a detection type is its own)."""
+    return LABEL_ALIASES.get(label, label)
+
+
+def identifier_group(label: str) -> str | None:
+    """``direct`` or ``quasi`` for a span label (aliases included), None for a type in neither group."""
+    kind = canonical_type(label)
+    return next((group for group in ("direct", "quasi") if kind in IDENTIFIER_GROUPS[group]), None)
 
 
 def unknown_detected_types(labels: list[str] | None) -> list[str]:
@@ -25,10 +46,28 @@ def unknown_detected_types(labels: list[str] | None) -> list[str]:
     return sorted(set(labels or ()) - set(ENTITY_TYPES))
 
 
+def expand_label_groups(value: Any) -> Any:
+    """A protected-types list with group names (``direct``, ``quasi``, ``all``) expanded, in order, once each."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return value
+    out: list[Any] = []
+    for item in value:
+        out += IDENTIFIER_GROUPS.get(item, (item,)) if isinstance(item, str) else [item]
+    return list(dict.fromkeys(out))
+
+
+ProtectedLabels = Annotated[list[EntityType] | None, BeforeValidator(expand_label_groups)]
+
+
 def protected_labels_field():
-    """The ``labels`` field of every detector-driven privacy setting (like Presidio's ``entities``)."""
-    return Field(None, min_length=1, description="the entity types this setting protects, e.g. [PERSON, EMAIL] "
-                                                 "(null: every type found); the others stay as they are")
+    """The ``labels`` field of every detector-driven privacy setting (like Presidio's ``entities``): the direct
+    identifiers unless a setting names more (or fewer)."""
+    return Field(default_factory=lambda: list(DIRECT_IDENTIFIERS), min_length=1,
+                 description="the entity types this setting protects: types and groups, e.g. [PERSON], [direct], "
+                             "[direct, LOC] or [all] (default: direct = PERSON, EMAIL, PHONE, ID, URL; quasi = LOC, "
+                             "ORG, JOB, EDU, DATE); the others stay as they are")
 
 
 class DetectionParams(Frozen):

@@ -46,9 +46,10 @@ def protected_types_table(settings: Mapping[str, object]) -> pd.DataFrame:
     null), beside the leaks-by-type table: what each setting protects, and so what it costs."""
     rows = []
     for name, setting in settings.items():
+        stand_ins = getattr(setting, "stand_ins", None)  # a hybrid: these detected types get stand-ins
         detected = bool(getattr(setting, "mask_detected", False) or getattr(setting, "replace_detected", False)
-                        or getattr(setting, "spans", "gold") in ("detected", "both"))
-        labels = getattr(setting, "labels", None)
+                        or getattr(setting, "spans", "gold") in ("detected", "both") or stand_ins)
+        labels = stand_ins or getattr(setting, "labels", None)
         rows.append({"setting": name, "mechanism": getattr(setting, "kind", ""), "protects_detected": detected,
                      "types": (", ".join(labels) if labels else "every type found") if detected else ""})
     return pd.DataFrame(rows, columns=["setting", "mechanism", "protects_detected", "types"])

@@ -29,9 +29,11 @@ NAN_PAIR = (float("nan"), float("nan"))
 
 def frontier_rows(
     utility: pd.DataFrame, privacy: Mapping[str, Mapping[str, float]], mechanisms: Mapping[str, str],
-    utility_key: str, leak_intervals: Mapping[str, tuple[float, float]] | None = None,
+    utility_key: str, leak_intervals: Mapping[str, tuple[float, float]] | None = None, leak_of: str = "all",
 ) -> pd.DataFrame:
-    """One row per setting: ``setting, mechanism, utility, leak_rate, leak_source, token_change, attacker_recall,
+    """One row per setting: ``setting, mechanism, utility, leak_rate, leak_source, quasi_leak`` (the gold
+    quasi-identifiers' leak rate, reported beside the rule's leak rate; NaN without such spans), ``token_change,
+    attacker_recall,
     interest_leak`` (the interest attacker's attribute leak; 1 for the reference, NaN without an interest model),
     ``interest_accuracy`` (its accuracy on the documents whose true interest the corpus knows, the reference
     row's on the original text; NaN without known interests), ``outsider_gain`` (the largest gain of an outsider's
@@ -52,10 +54,12 @@ def frontier_rows(
         utility_key: ``<classifier>.<test_on>.<metric>``; the reference row is always scored on
             the original test split.
 
-    The leak rate is the gold-span leak rate when the corpus has spans; otherwise the share of
-    unchanged tokens stands in for it (``leak_source`` says which). The reference row leaks
-    everything it has (rate 1) and changes nothing.
+    The leak rate is the gold-span leak rate when the corpus has spans, over the spans of ``leak_of`` (``all``, or
+    the ``direct`` identifiers: ``privacy.leak.rate.direct``; NaN when the corpus has none of them); otherwise the
+    share of unchanged tokens stands in for it (``leak_source`` says which). ``leak_intervals`` must be over the
+    same spans. The reference row leaks everything it has (rate 1) and changes nothing.
     """
+    leak_key = LEAK_KEY if leak_of == "all" else f"{LEAK_KEY}.{leak_of}"
     classifier, test_on, metric = utility_key.split(".")
     out = []
     for setting in utility["setting"].drop_duplicates():
@@ -65,7 +69,8 @@ def frontier_rows(
         metrics = privacy.get(setting, {})
         change = 0.0 if setting == REFERENCE else float(metrics.get(CHANGE_KEY, float("nan")))
         has_spans = setting == REFERENCE or LEAK_KEY in metrics
-        leak = (1.0 if setting == REFERENCE else float(metrics[LEAK_KEY])) if has_spans else 1.0 - change
+        leak = ((1.0 if setting == REFERENCE else float(metrics.get(leak_key, float("nan")))) if has_spans
+                else 1.0 - change)
         utility_ci = tuple(float(match[f"{metric}_ci_{side}"].iloc[0])
                            if len(match) and f"{metric}_ci_{side}" in match else float("nan")
                            for side in ("low", "high"))
@@ -76,7 +81,10 @@ def frontier_rows(
         out.append({
             "setting": setting, "mechanism": mechanisms.get(setting, "none"),
             "utility": float(match[metric].iloc[0]) if len(match) else float("nan"),
-            "leak_rate": leak, "leak_source": "gold spans" if has_spans else "unchanged-token share",
+            "leak_rate": leak,
+            "leak_source": (f"gold spans ({leak_of})" if leak_of != "all" else "gold spans") if has_spans
+            else "unchanged-token share",
+            "quasi_leak": 1.0 if setting == REFERENCE else float(metrics.get(f"{LEAK_KEY}.quasi", float("nan"))),
             "token_change": change, "attacker_recall": float(metrics.get("privacy.attacker.recall", float("nan"))),
             "interest_leak": 1.0 if setting == REFERENCE else float(metrics.get(INTEREST_KEY, float("nan"))),
             "interest_accuracy": float(metrics.get(INTEREST_ACCURACY_KEY, float("nan"))),

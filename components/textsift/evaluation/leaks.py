@@ -12,17 +12,25 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from textsift.detection.params import identifier_group
 from textsift.evaluation.bootstrap import ratio_interval
 from textsift.rng import generator
 
 ALL = "all"
+GROUPS = ("direct", "quasi")  # rows over the direct and the quasi-identifiers (detection.params.IDENTIFIER_GROUPS)
 COLUMNS = ("setting", "label", "spans", "leaked", "leak_rate", "leak_rate_ci_low", "leak_rate_ci_high")
+
+
+def _counts_for(row: str, label: str) -> bool:
+    """Whether a span of ``label`` counts in the row ``row``: ``all``, its identifier group, or its own label."""
+    return row in (ALL, label) or (row in GROUPS and identifier_group(label) == row)
 
 
 def leak_table(
     counts: Mapping[str, Sequence[Mapping[str, Mapping[str, int]]]], samples: int, level: float, seed: int,
 ) -> pd.DataFrame:
-    """One row per (setting, label) and per (setting, ``all``).
+    """One row per (setting, label), per (setting, ``all``) and per (setting, ``direct``/``quasi``) where spans of
+    that identifier group exist.
 
     Args:
         counts: per setting, per test document, ``{label: {"spans": n, "leaked": k}}``
@@ -33,8 +41,9 @@ def leak_table(
     rows = []
     for setting, documents in counts.items():
         labels = sorted({label for doc in documents for label in doc})
-        for label in (ALL, *labels) if labels else ():
-            chosen = [[entry for name, entry in doc.items() if label in (ALL, name)] for doc in documents]
+        groups = [g for g in GROUPS if any(identifier_group(label) == g for label in labels)]
+        for label in (ALL, *groups, *labels) if labels else ():
+            chosen = [[entry for name, entry in doc.items() if _counts_for(label, name)] for doc in documents]
             spans = np.array([sum(e["spans"] for e in doc) for doc in chosen])
             leaked = np.array([sum(e["leaked"] for e in doc) for doc in chosen])
             low, high = ratio_interval(leaked, spans, samples, level,

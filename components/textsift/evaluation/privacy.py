@@ -22,6 +22,7 @@ from collections.abc import Collection, Iterable, Sequence
 from difflib import SequenceMatcher
 
 from textsift.corpus import Span
+from textsift.detection.params import identifier_group
 from textsift.tokenize import normal_form, words
 
 
@@ -61,7 +62,9 @@ def span_leaks(original: str, spans: Iterable[Span], privatized: str) -> list[tu
 def leak_rates(
     originals: Sequence[str], spans: Sequence[Sequence[Span]], privatized: Sequence[str]
 ) -> dict[str, float]:
-    """``leak.rate``, ``leak.token_rate``, ``leak.spans`` and ``leak.rate.<LABEL>`` over a corpus."""
+    """``leak.rate``, ``leak.token_rate``, ``leak.spans``, ``leak.rate.<LABEL>`` and, where the corpus has such
+    spans, ``leak.rate.direct`` and ``leak.rate.quasi`` (direct and quasi-identifiers:
+    :data:`textsift.detection.params.IDENTIFIER_GROUPS`) over a corpus."""
     whole: dict[str, list[bool]] = defaultdict(list)
     token_shares: list[float] = []
     for text, doc_spans, out in zip(originals, spans, privatized, strict=True):
@@ -77,6 +80,10 @@ def leak_rates(
         "leak.token_rate": sum(token_shares) / len(token_shares),
     }
     metrics.update({f"leak.rate.{label}": sum(v) / len(v) for label, v in sorted(whole.items())})
+    for group in ("direct", "quasi"):
+        flags = [flag for label, values in whole.items() if identifier_group(label) == group for flag in values]
+        if flags:
+            metrics[f"leak.rate.{group}"] = sum(flags) / len(flags)
     return metrics
 
 

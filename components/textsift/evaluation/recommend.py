@@ -82,7 +82,7 @@ def _finite(value: object) -> bool:
 
 def bound(row: pd.Series, criterion: Criterion) -> float:
     """The criterion's upper bound for a setting (its point value without an interval); NaN when not measured."""
-    if criterion.key == "leak_rate" and row.get("leak_source") != "gold spans":
+    if criterion.key == "leak_rate" and not str(row.get("leak_source", "")).startswith("gold spans"):
         return math.nan  # without gold spans the frontier's "leak" is the unchanged-token share, not a leak
     upper = row.get(criterion.upper) if criterion.upper else None
     value = upper if _finite(upper) else row.get(criterion.value)
@@ -102,9 +102,16 @@ def utility_low(row: pd.Series) -> float:
     return float(low) if _finite(low) else float(point) if _finite(point) else math.nan
 
 
+def _label(criterion: Criterion, params: RecommendParams) -> str:
+    """The criterion in words; the leak rate says which identifiers it counts."""
+    if criterion.key == "leak_rate" and params.leak_of != "all":
+        return f"{criterion.label} of {params.leak_of} identifiers"
+    return criterion.label
+
+
 def rule_text(params: RecommendParams, utility_name: str, level: float) -> str:
     """The rule in one sentence, with its ceilings (the report, the MLflow parent run's description)."""
-    ceilings = ", ".join(f"{c.label} <= {getattr(params, c.key):g}" for c in CRITERIA)
+    ceilings = ", ".join(f"{_label(c, params)} <= {getattr(params, c.key):g}" for c in CRITERIA)
     majority = " and the classifier beats the majority class (accuracy lower bound above it)" if (
         params.beats_majority) else ""
     return (f"A setting passes when every privacy criterion holds on its {level:.0%} bootstrap upper bound "

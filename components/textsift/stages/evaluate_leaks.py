@@ -23,8 +23,9 @@ def leak_breakdown(counts: Mapping[str, Sequence[Mapping[str, Mapping[str, int]]
     return leak_table(counts, options.samples, options.level, seed)
 
 
-def leak_intervals(leaks: pd.DataFrame) -> dict[str, tuple[float, float]]:
-    """Per setting, the bootstrap interval of its overall leak rate (the ``all`` rows)."""
-    overall = leaks[leaks["label"] == ALL]
+def leak_intervals(leaks: pd.DataFrame, row: str = ALL) -> dict[str, tuple[float, float]]:
+    """Per setting, the bootstrap interval of its leak rate over the spans of ``row`` (``all``, ``direct``,
+    ``quasi`` or a label)."""
+    overall = leaks[leaks["label"] == row]
     return {str(r["setting"]): (float(r["leak_rate_ci_low"]), float(r["leak_rate_ci_high"]))
             for _, r in overall.iterrows()}

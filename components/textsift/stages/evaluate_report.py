@@ -70,8 +70,9 @@ def write_frontier(
     settings = ctx.params.privatize.settings
     options = ctx.params.evaluate.frontier
     level = ctx.params.evaluate.bootstrap.level
+    leak_of = ctx.params.evaluate.recommend.leak_of
     rows = frontier_rows(utility, privacy, {k: s.kind for k, s in settings.items()}, options.utility,
-                         leak_intervals(leaks))
+                         leak_intervals(leaks, leak_of), leak_of)
     table = frontier_table(rows)
     proposal = recommend(table, ctx.params.evaluate.recommend, options.utility, level)
     table = ranked(table, proposal)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from textsift.detection.params import EntityType, protected_labels_field
+from textsift.detection.params import ProtectedLabels, protected_labels_field
 from textsift.params_base import Frozen
 
 
@@ -26,7 +26,7 @@ class DataSifterSetting(Frozen):
     mask_detected: bool = Field(
         False, description="the detector's spans (train_detectors), at every occurrence in a document, are always "
                            "masked and join its whitelist")
-    labels: list[EntityType] | None = protected_labels_field()
+    labels: ProtectedLabels = protected_labels_field()
     blacklist: list[str] | None = Field(None, description="protected words; null = shipped stop words + letters")
     blacklist_file: str | None = None
     case_sensitive: bool = False

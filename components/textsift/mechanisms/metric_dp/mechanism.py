@@ -28,8 +28,10 @@ from textsift.indexes.store import LoadedIndex
 from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, static_embedder
 from textsift.mechanisms.metric_dp.params import MetricDPSetting
-from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard
-from textsift.mechanisms.protected_spans import consistent_spans
+from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard, words_outside
+from textsift.mechanisms.protected_spans import consistent_spans, outermost
+from textsift.mechanisms.redact.params import RedactSetting
+from textsift.mechanisms.redact.redactor import redact_text
 from textsift.tokenize import metric_dp_words
 from textsift.validation import short_id
 
@@ -65,7 +67,8 @@ metric_weight = "tokens"  # its rates are per token: a chunked run weighs chunks
 
 
 def needs(setting: MetricDPSetting) -> tuple[tuple[str, str | None], ...]:
-    """The corpus and the setting's index; the detector too when detected words are always replaced."""
+    """The corpus and the setting's index; the detector too when detected words are always replaced or get
+    stand-ins."""
     return setting.needs()
 
 
@@ -79,15 +82,17 @@ def privatize(docs: Documents, setting: MetricDPSetting, resources: Resources, k
     """
     index = resources.index(setting.index)
     privatizer = load_privatizer(setting, resources)
-    texts, doc_ids = docs.texts, docs.draw_names
+    doc_ids = docs.draw_names
+    regions = stand_in_regions(docs, setting, resources)
     if setting.max_epsilon_per_document is not None:
-        check_budget(docs, perturbed_counts(privatizer, texts), setting)
-    protected = (protected_words(texts, resources.detected(docs, setting.labels)) if setting.replace_detected
-                 else [frozenset()] * len(texts))
+        check_budget(docs, perturbed_counts(privatizer, docs.texts, regions), setting)
+    protected = (protected_words(docs.texts, resources.detected(docs, setting.labels)) if setting.replace_detected
+                 else [frozenset()] * len(docs.texts))
+    texts, frozen = with_stand_ins(docs, regions, setting, key)
     started = time.perf_counter()
     result = ShardResult.merge([
         privatize_shard(privatizer, texts[i:i + SHARD_DOCS], doc_ids[i:i + SHARD_DOCS], key,
-                        protected[i:i + SHARD_DOCS])
+                        protected[i:i + SHARD_DOCS], frozen[i:i + SHARD_DOCS])
         for i in range(0, len(texts), SHARD_DOCS)
     ])
     seconds = time.perf_counter() - started
@@ -103,15 +108,45 @@ def privatize(docs: Documents, setting: MetricDPSetting, resources: Resources, k
     return result.texts, metrics
 
 
-def perturbed_counts(privatizer: MetricDPPrivatizer, texts: Sequence[str]) -> list[int]:
-    """Per document, how many words receive noise (those its index knows; METHODS.md §2): ε is spent per word."""
-    embedded = privatizer.embedder.embed([[t.text for t in metric_dp_words(text)] for text in texts])
+def stand_in_regions(docs: Documents, setting: MetricDPSetting, resources: Resources) -> list[list[Span]] | None:
+    """A hybrid's regions per document: every occurrence of its detected ``stand_ins`` spans, merged
+    (:func:`~textsift.mechanisms.protected_spans.consistent_spans`); None for plain metric-DP."""
+    if not setting.stand_ins:
+        return None
+    detected = resources.detected(docs, setting.stand_ins)
+    return [outermost(consistent_spans(text, spans)) for text, spans in zip(docs.texts, detected, strict=True)]
+
+
+def with_stand_ins(docs: Documents, regions: list[list[Span]] | None, setting: MetricDPSetting, key: int
+                   ) -> tuple[list[str], list[list[tuple[int, int]]]]:
+    """The texts with a hybrid's regions replaced by redaction's stand-ins, and where each stand-in now lies; the
+    texts as they are (nothing frozen) for plain metric-DP."""
+    if regions is None:
+        return docs.texts, [[] for _ in docs.texts]
+    stand_ins = RedactSetting(kind="redact", labels=setting.stand_ins)
+    texts, frozen = [], []
+    for text, doc_regions, owner in zip(docs.texts, regions, docs.draw_names, strict=True):
+        placed: list[tuple[int, int]] = []
+        texts.append(redact_text(text, doc_regions, stand_ins, key, owner, placed=placed)[0])
+        frozen.append(placed)
+    return texts, frozen
+
+
+def perturbed_counts(privatizer: MetricDPPrivatizer, texts: Sequence[str],
+                     regions: Sequence[Sequence[Span]] | None = None) -> list[int]:
+    """Per document, how many words receive noise (those its index knows outside a hybrid's stand-in ``regions``;
+    METHODS.md §2): ε is spent per word. The text outside the regions is the same before and after the stand-ins
+    go in, so counting on the original counts what the privatizer perturbs."""
+    spans = regions if regions is not None else [()] * len(texts)
+    embedded = privatizer.embedder.embed([[t.text for t in words_outside(text, [(s.start, s.end) for s in doc])]
+                                          for text, doc in zip(texts, spans, strict=True)])
     return [int(known.sum()) for known, _ in embedded]
 
 
 def spent(docs: Documents, setting: MetricDPSetting, resources: Resources) -> list[float]:
     """The privacy ledger: per document, n·ε for its n perturbed words (sequential composition, METHODS.md §2)."""
-    counts = perturbed_counts(load_privatizer(setting, resources), docs.texts)
+    counts = perturbed_counts(load_privatizer(setting, resources), docs.texts,
+                              stand_in_regions(docs, setting, resources))
     return [n * setting.epsilon for n in counts]
 
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from textsift.detection.params import EntityType, protected_labels_field
+from textsift.detection.params import ProtectedLabels, protected_labels_field
 from textsift.params_base import EPSILON_MAX, EPSILON_MIN, Frozen
 
 
@@ -25,7 +25,11 @@ class MetricDPSetting(Frozen):
     replace_detected: bool = Field(
         False, description="words of the detector's spans (train_detectors), at every occurrence, are never emitted "
                            "unchanged: a noisy draw that lands on the word itself gives the OOV placeholder")
-    labels: list[EntityType] | None = protected_labels_field()
+    labels: ProtectedLabels = protected_labels_field()
+    stand_ins: ProtectedLabels = Field(
+        None, description="a hybrid: the detector's spans of these types (e.g. [direct]) get redaction's coherent "
+                          "stand-ins (one per person in all its forms, dates moved by one offset) and every other word "
+                          "metric-DP noise; the stand-ins spend no epsilon (they carry nothing of the original)")
     oov_policy: Literal["keep", "mask", "drop"] = "mask"
     oov_placeholder: str = "[OOV]"
     search: Literal["auto", "annoy", "exact"] = Field(
@@ -40,4 +44,4 @@ class MetricDPSetting(Frozen):
     def needs(self) -> tuple[tuple[str, str | None], ...]:
         """The catalog artifacts (name, key) this setting needs to privatize text (textsift.catalog)."""
         needs = [("corpus", None), ("index", self.index)]
-        return (*needs, ("detector", None)) if self.replace_detected else tuple(needs)
+        return (*needs, ("detector", None)) if self.replace_detected or self.stand_ins else tuple(needs)

@@ -136,8 +136,18 @@ def _privatize_batch(p: MetricDPPrivatizer, texts: list[str], tokens: list[list[
     return ShardResult(out, sum(len(doc) for doc in tokens), oov, changed)
 
 
+def words_outside(text: str, regions: Sequence[tuple[int, int]] = ()) -> list[Token]:
+    """The document's metric-DP words (:func:`textsift.tokenize.metric_dp_words`) that overlap none of ``regions``
+    (a hybrid's stand-ins: left as they are, spending no ε)."""
+    tokens = metric_dp_words(text)
+    if not regions:
+        return tokens
+    return [t for t in tokens if not any(t.start < end and start < t.end for start, end in regions)]
+
+
 def privatize_shard(p: MetricDPPrivatizer, texts: Sequence[str], doc_ids: Sequence[str], seed: int,
-                    protected: Sequence[frozenset[str]] | None = None) -> ShardResult:
+                    protected: Sequence[frozenset[str]] | None = None,
+                    frozen: Sequence[Sequence[tuple[int, int]]] | None = None) -> ShardResult:
     """Privatize one shard of documents (a pure function: safe to fan out over workers).
 
     Args:
@@ -147,8 +157,9 @@ def privatize_shard(p: MetricDPPrivatizer, texts: Sequence[str], doc_ids: Sequen
         seed: the project's secret key (textsift.secret_key; a public seed only in tests and benchmarks).
         protected: per document, case-folded words never to be emitted unchanged (the words of
             its detected spans, ``replace_detected``).
+        frozen: per document, character regions whose words are left as they are (a hybrid's stand-ins).
     """
-    tokens = [metric_dp_words(text) for text in texts]
+    tokens = [words_outside(text, frozen[k] if frozen is not None else ()) for k, text in enumerate(texts)]
     guarded = list(protected) if protected is not None else [frozenset()] * len(texts)
     parts = [
         _privatize_batch(p, [texts[i] for i in group], [tokens[i] for i in group], [doc_ids[i] for i in group], seed,

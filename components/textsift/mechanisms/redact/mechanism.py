@@ -8,6 +8,7 @@ and the quality checks.
 from __future__ import annotations
 
 from textsift.corpus import Span
+from textsift.detection.params import canonical_type
 from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact
@@ -47,7 +48,7 @@ def vault_entries(docs: Documents, setting: RedactSetting, resources: Resources,
 
 def _spans(docs: Documents, setting: RedactSetting, resources: Resources) -> list[list[Span]]:
     keep = set(setting.labels) if setting.labels is not None else None
-    gold = [[s for s in doc if keep is None or s.label in keep] for doc in docs.gold]
+    gold = [[s for s in doc if keep is None or canonical_type(s.label) in keep] for doc in docs.gold]
     if setting.spans == "gold":
         spans = gold
     else:

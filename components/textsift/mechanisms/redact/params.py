@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from textsift.detection.params import EntityType, protected_labels_field
+from textsift.detection.params import ProtectedLabels, protected_labels_field
 from textsift.params_base import Frozen
 
 
@@ -25,7 +25,7 @@ class RedactSetting(Frozen):
     style: Literal["placeholder", "pseudonym"] = "pseudonym"
     spans: Literal["detected", "gold", "both"] = Field(
         "detected", description="what is sensitive: the detector's spans (train_detectors), gold spans, or both")
-    labels: list[EntityType] | None = protected_labels_field()
+    labels: ProtectedLabels = protected_labels_field()
     placeholder: str = Field("[{label}]", description="placeholder format; {label} = type, the only field allowed")
     vault: bool = Field(
         False, description="keep which original each pseudonym replaced, sealed with the secret key "

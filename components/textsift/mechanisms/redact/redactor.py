@@ -25,6 +25,7 @@ from faker import Faker
 
 from textsift import rng
 from textsift.corpus import Span
+from textsift.detection.params import canonical_type
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
 from textsift.mechanisms.redact.dates import Precision, moved, offset_days
 from textsift.mechanisms.redact.nationalities import nationality_form, other_nationalities
@@ -47,8 +48,6 @@ FAKES: dict[str, Callable[[Faker], str]] = {
     "URL": lambda f: f.url(),
 }
 SHAPED = frozenset({"PHONE", "ID"})  # stand-ins with the original's digits, letters and separators in place
-ALIASES = {"NAME": "PERSON", "CITY": "LOC", "GPE": "LOC", "LOCATION": "LOC", "COMPANY": "ORG", "SCHOOL": "EDU",
-           "CODE": "ID"}
 PRECISION: dict[str, Precision] = {"shift": "day", "month": "month", "year": "year"}  # RedactSetting.dates
 
 
@@ -60,7 +59,7 @@ def _faker() -> Faker:
 
 def _kind(label: str) -> str:
     """The stand-in type of a label (``NAME`` -> ``PERSON``)."""
-    return ALIASES.get(label, label)
+    return canonical_type(label)
 
 
 def pseudonym_of(label: str, key: rng.Key, owner: str | None, original: str, gender: Gender | None = None) -> str:
@@ -138,19 +137,25 @@ def _stand_ins(text: str, regions: Sequence[Span], setting: RedactSetting, key: 
 
 
 def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, key: rng.Key, doc_id: str,
-                record: list[tuple[str, str, str]] | None = None) -> tuple[str, int]:
+                record: list[tuple[str, str, str]] | None = None,
+                placed: list[tuple[int, int]] | None = None) -> tuple[str, int]:
     """One document redacted; returns the text and the number of regions replaced. ``record``, when given,
-    receives ``(label, pseudonym, original)`` per replaced region (the pseudonym vault's entries)."""
+    receives ``(label, pseudonym, original)`` per replaced region (the pseudonym vault's entries); ``placed`` the
+    ``(start, end)`` of each stand-in in the returned text (what a mechanism run after redaction must leave alone)."""
     regions = outermost(consistent_spans(text, spans))
     if setting.style == "placeholder":
         stand_ins = [setting.placeholder.format(label=region.label) for region in regions]
     else:
         stand_ins = _stand_ins(text, regions, setting, key, doc_id if setting.scope == "document" else None)
-    pieces, cursor = [], 0
+    pieces, cursor, length = [], 0, 0
     for region, stand_in in zip(regions, stand_ins, strict=True):
         if record is not None and setting.style == "pseudonym":
             record.append((region.label, stand_in, text[region.start:region.end]))
         pieces += [text[cursor:region.start], stand_in]
+        length += region.start - cursor
+        if placed is not None:
+            placed.append((length, length + len(stand_in)))
+        length += len(stand_in)
         cursor = region.end
     pieces.append(text[cursor:])
     return "".join(pieces), len(regions)
