@@ -97,6 +97,19 @@ def dvc_ran(output: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", output)) - {"key", "params"}
 
 
+def dvc_stale(output: str) -> set[str]:
+    """The stages a ``dvc status`` reports with changed dependencies or outputs (not the always-changed key and
+    params stages)."""
+    stale: set[str] = set()
+    stage = None
+    for line in output.splitlines():
+        if line and not line[0].isspace() and line.rstrip().endswith(":"):
+            stage = line.rstrip()[:-1]
+        elif stage is not None and ("changed deps" in line or "changed outs" in line):
+            stale.add(stage)
+    return stale
+
+
 def dvc_restored(output: str) -> set[str]:
     """The stages a ``dvc repro`` ran or restored from DVC's run cache (same deps as an earlier run)."""
     return dvc_ran(output) | set(re.findall(r"Stage '([^']+)' is cached", output))
