@@ -68,6 +68,13 @@ def _recognizer_spans(run: dict, texts: list[str]) -> list[list[tuple]]:
     return [[(d.start, d.end, d.label, d.source) for d in doc] for doc in found]
 
 
+def _displaces(kept: tuple, dropped: tuple) -> bool:
+    """Whether a kept span of another type explains a dropped one (one type per span): same extent, or crossing."""
+    (a, b, label), (c, d, other) = kept, dropped
+    nested = (a <= c and d <= b) or (c <= a and b <= d)
+    return label != other and a < d and c < b and ((a, b) == (c, d) or not nested)
+
+
 def test_detect_trains_the_missing_detector_and_writes_spans_per_record(first_run: dict) -> None:
     assert first_run["result"].exit_code == 0, first_run["result"].output
     assert (first_run["root"] / DETECTOR_POINTER).exists()
@@ -76,8 +83,9 @@ def test_detect_trains_the_missing_detector_and_writes_spans_per_record(first_ru
     assert [r["id"] for r in rows] == [f"d{i}" for i, t in enumerate(TEXTS) if t]
     spans = [[(s["start"], s["end"], s["label"], s["source"]) for s in r["spans"]] for r in rows]
     assert spans == _recognizer_spans(first_run, texts)
-    assert all(set(model) <= {s[:3] for s in doc} for model, doc in zip(_model_spans(first_run, texts), spans,
-                                                                         strict=True))
+    for model, doc in zip(_model_spans(first_run, texts), spans, strict=True):
+        kept = {s[:3] for s in doc}
+        assert all(m in kept or any(_displaces(k, m) for k in kept) for m in model)
     email = TEXTS[1].index("john.smith@example.com")
     assert any(s[:3] == (email, email + 22, "EMAIL") and "patterns" in s[3] for s in spans[1])
     assert all(0.5 <= s["score"] <= 1 and "text" not in s for r in rows for s in r["spans"])  # no text by default

@@ -53,11 +53,51 @@ def test_per_type_thresholds_labels_and_provenance_when_merging() -> None:
     assert [d.label for d in only] == ["PERSON"]
 
 
+def test_one_type_per_span_the_most_confident_then_the_first_in_entity_types() -> None:
+    model = [Detection(0, 7, "LOC", 0.37, "model"), Detection(0, 7, "ORG", 0.37, "model"),
+             Detection(0, 7, "PERSON", 0.37, "model"), Detection(10, 20, "PHONE", 0.7, "model"),
+             Detection(30, 40, "ORG", 0.6, "model")]
+    patterns = [Detection(10, 20, "DATE", 0.85, "patterns"), Detection(10, 20, "PHONE", 0.7, "patterns"),
+                Detection(30, 40, "ORG", 0.9, "patterns")]
+    assert merge_detections([model, patterns], default=0.3) == [
+        Detection(0, 7, "PERSON", 0.37, "model"),  # a tie: PERSON comes first in ENTITY_TYPES
+        Detection(10, 20, "DATE", 0.85, "patterns"),  # PHONE (0.7, found twice) loses to the more confident DATE
+        Detection(30, 40, "ORG", 0.9, "model+patterns")]  # one type: merged, as before
+    tie = merge_detections([[Detection(0, 4, "ZZZ", 0.5, "m"), Detection(0, 4, "AAA", 0.5, "m"),
+                             Detection(0, 4, "URL", 0.5, "m")]], default=0.3)
+    assert [d.label for d in tie] == ["URL"]  # types outside ENTITY_TYPES come after it, alphabetically
+
+
+def test_crossing_types_keep_the_most_confident_and_nested_spans_all_stay() -> None:
+    text = "the Regional Court of Plovdiv in 1984"
+    court, plovdiv, year = text.index("Regional"), text.index("Plovdiv"), text.index("1984")
+    found = [Detection(court, plovdiv + 7, "ORG", 0.8, "model"), Detection(plovdiv, plovdiv + 7, "LOC", 0.4, "model"),
+             Detection(court, court + 8, "PERSON", 0.2, "model"),  # nested in the ORG: kept
+             Detection(plovdiv, year + 4, "ORG", 0.3, "model"),  # crosses the ORG, same type: kept
+             Detection(plovdiv + 4, year + 4, "PERSON", 0.35, "model"),  # crosses the LOC and the ORG: dropped
+             Detection(year, year + 4, "DATE", 0.6, "patterns")]
+    merged = merge_detections([found], default=0.1)
+    assert [(text[d.start:d.end], d.label) for d in merged] == [
+        ("Regional", "PERSON"), ("Regional Court of Plovdiv", "ORG"), ("Plovdiv", "LOC"), ("Plovdiv in 1984", "ORG"),
+        ("1984", "DATE")]
+    winner = Detection(plovdiv + 4, year + 4, "PERSON", 0.9, "model")  # now the crossing PERSON is the strongest
+    assert [(text[d.start:d.end], d.label) for d in merge_detections([[*found[:5], winner]], default=0.1)] == [
+        ("Regional", "PERSON"), ("Plovdiv in 1984", "ORG"), ("div in 1984", "PERSON")]  # the ORG and LOC it crosses go
+
+
+def test_types_are_resolved_before_labels_restrict_them() -> None:
+    found = [Detection(0, 7, "LOC", 0.6, "model"), Detection(0, 7, "PERSON", 0.4, "model"),
+             Detection(9, 12, "PERSON", 0.4, "model")]
+    everything = merge_detections([found], default=0.3)
+    only = merge_detections([found], default=0.3, labels=["PERSON"])
+    assert only == [d for d in everything if d.label == "PERSON"] == [Detection(9, 12, "PERSON", 0.4, "model")]
+
+
 def test_a_recognizer_set_without_the_model_runs_patterns_alone() -> None:
     params = DetectionParams(recognizers=["patterns"], threshold=0.65)
-    (found,) = run_recognizers(build_recognizers(params, None), ["call 555 123 4567 on 12/03/1981"], params,
-                               view=NormalizeParams())
-    assert [(d.label, d.score) for d in found] == [("PHONE", 0.7)]  # the date (0.6) is under 0.65
+    (found,) = run_recognizers(build_recognizers(params, None), ["call 555 123 4567 in 1981 or on 12/03/1981"],
+                               params, view=NormalizeParams())
+    assert [(d.label, d.score) for d in found] == [("PHONE", 0.7), ("DATE", 0.85)]  # the year (0.6) is under 0.65
     with pytest.raises(ValueError, match="no trained detector"):
         build_recognizers(DetectionParams(), None)
     assert PatternRecognizer().analyze(["x@y.org"], 0.99)[0][0].label == "EMAIL"

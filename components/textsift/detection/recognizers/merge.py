@@ -3,8 +3,14 @@
 Each type has a threshold on the confidence (default and per-type overrides, params
 ``detection.threshold``/``thresholds``); a span passes when its confidence reaches its type's
 threshold. Spans equal in ``(start, end, label)`` found by several recognizers become one,
-with the highest confidence and every finder in ``source``. Spans that differ (nested or
-overlapping) are all kept: redaction and masking protect the union of their characters.
+with the highest confidence and every finder in ``source``. Then one type per span
+(:func:`one_type_per_span`): of spans of different types over the same characters only the most
+confident stays, and so does only the most confident of spans of different types that cross (overlap,
+neither inside the other); ties go to the type listed first in
+:data:`~textsift.detection.params.ENTITY_TYPES` (PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID,
+URL; other types after them, alphabetically). Nested spans are all kept, whatever their types (the
+detector is nested: the ORG "Regional Court of Plovdiv" holds the LOC "Plovdiv"), and so are
+overlapping spans of one type: redaction and masking protect the union of their characters.
 
 Recognizers read each text's model view (:func:`textsift.normalize.model_view`: NFC, ``<br />`` as a space,
 whitespace collapsed) and every span they find is mapped back before merging, so offsets always index the
@@ -17,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from textsift.config import NormalizeParams
+from textsift.detection.params import ENTITY_TYPES
 from textsift.detection.recognizers.base import Detection, Recognizer
 from textsift.normalize import TextView, model_view, to_original
 
@@ -29,7 +36,11 @@ def threshold_of(label: str, default: float, thresholds: Mapping[str, float]) ->
 def merge_detections(found: Sequence[Sequence[Detection]], default: float,
                      thresholds: Mapping[str, float] | None = None,
                      labels: Sequence[str] | None = None) -> list[Detection]:
-    """One text's detections from several recognizers: thresholded, restricted to ``labels``, merged.
+    """One text's detections from several recognizers: thresholded, merged, one type per span, restricted to
+    ``labels``.
+
+    The types are resolved before ``labels`` restricts them, so asking for some types returns exactly the
+    spans of those types that asking for all would return.
 
     Args:
         found: per recognizer, its detections in the text.
@@ -39,20 +50,71 @@ def merge_detections(found: Sequence[Sequence[Detection]], default: float,
 
     Returns:
         Detections sorted by ``(start, end, label)``; a span found by several recognizers appears
-        once, ``score`` the highest, ``source`` the sorted ``+``-joined finders.
+        once, ``score`` the highest, ``source`` the sorted ``+``-joined finders; spans of different types
+        never share their extent nor cross (:func:`one_type_per_span`).
     """
     thresholds = thresholds or {}
-    keep = set(labels) if labels is not None else None
+    passed = [d for detections in found for d in detections if d.score >= threshold_of(d.label, default, thresholds)]
+    resolved = one_type_per_span(_same_spans_merged(passed))
+    if labels is None:
+        return resolved
+    keep = set(labels)
+    return [d for d in resolved if d.label in keep]
+
+
+def _same_spans_merged(detections: Sequence[Detection]) -> list[Detection]:
+    """Detections equal in ``(start, end, label)`` as one: the highest score, every finder in ``source``."""
     merged: dict[tuple[int, int, str], tuple[float, set[str]]] = {}
-    for detections in found:
-        for d in detections:
-            if (keep is not None and d.label not in keep) or d.score < threshold_of(d.label, default, thresholds):
-                continue
-            key = (d.start, d.end, d.label)
-            score, sources = merged.get(key, (0.0, set()))
-            merged[key] = (max(score, d.score), sources | set(d.source.split("+")))
+    for d in detections:
+        key = (d.start, d.end, d.label)
+        score, sources = merged.get(key, (0.0, set()))
+        merged[key] = (max(score, d.score), sources | set(d.source.split("+")))
     return [Detection(s, e, label, score, "+".join(sorted(sources)))
             for (s, e, label), (score, sources) in sorted(merged.items())]
+
+
+def _rank(d: Detection) -> tuple[float, int, str, int, int]:
+    """Sort key, strongest claim first: the higher score, then the type earlier in ``ENTITY_TYPES``."""
+    order = ENTITY_TYPES.index(d.label) if d.label in ENTITY_TYPES else len(ENTITY_TYPES)
+    return -d.score, order, d.label, d.start, d.end
+
+
+def _conflict(a: Detection, b: Detection) -> bool:
+    """Whether ``a`` and ``b`` are of different types over the same characters, or of different types and cross."""
+    if a.label == b.label:
+        return False
+    same = (a.start, a.end) == (b.start, b.end)
+    return same or a.start < b.start < a.end < b.end or b.start < a.start < b.end < a.end
+
+
+def _overlapping_groups(detections: Sequence[Detection]) -> list[list[Detection]]:
+    """``detections`` (sorted by start) cut into runs whose spans chain by overlap; no span of a run overlaps
+    another run's, so types are resolved within each run (small in practice) apart from the rest of the text."""
+    groups: list[list[Detection]] = []
+    reach = -1
+    for d in detections:
+        if d.start >= reach:
+            groups.append([])
+        groups[-1].append(d)
+        reach = max(reach, d.end)
+    return groups
+
+
+def one_type_per_span(detections: Sequence[Detection]) -> list[Detection]:
+    """``detections`` (one per ``(start, end, label)``) with at most one type per extent and no crossing types.
+
+    Greedy, strongest claim first (:func:`_rank`): a span is kept unless a kept span has another type and
+    the same extent or crosses it. Nested spans and overlapping spans of one type are all kept. Sorted by
+    ``(start, end, label)``.
+    """
+    kept: list[Detection] = []
+    for group in _overlapping_groups(sorted(detections)):
+        chosen: list[Detection] = []
+        for d in sorted(group, key=_rank):
+            if not any(_conflict(d, c) for c in chosen):
+                chosen.append(d)
+        kept += chosen
+    return sorted(kept)
 
 
 def in_original(view: TextView, detections: Sequence[Detection]) -> list[Detection]:
