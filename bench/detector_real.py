@@ -1,8 +1,9 @@
 """textsift's detection beside Presidio and spaCy on real annotated text none of them trained on.
 
 The held-out test splits of the real corpora the project's params name (Broad Twitter Corpus
-test = its section F; WNUT-17 test; ``textsift.detection.training_data.real_test_sets``), PER/LOC/ORG
-marked by people. Three tools, the same texts, one process, one run:
+test = its section F; WNUT-17 test, both tweets marked PER/LOC/ORG; GUM test and GENTLE test2,
+whole documents of 23 genres marked PERSON/LOC/ORG/DATE by ``textsift.detection.gum``'s rule;
+``textsift.detection.training_data.real_test_sets``). Three tools, the same texts, one process, one run:
 
     textsift: the project's recognizer set as shipped (params ``detection``: the trained model,
         the pattern recognizers, each type at its threshold), through ``textsift.detect``;
@@ -11,10 +12,14 @@ marked by people. Three tools, the same texts, one process, one run:
         the fair comparison), installed by ``make bench`` from ``requirements/bench.txt``;
     spacy: spaCy ``en_core_web_sm`` NER alone.
 
-Per tool and corpus: recall per type (>= 50% overlap and exact), precision and F1 by overlap,
-character precision and recall (types the corpus does not mark are left out for every tool:
-:mod:`textsift.detection.scoring`), characters and documents per second (sequential, the
-machine's threads). Presidio's types map PERSON -> PERSON, LOCATION -> LOC, ORGANIZATION -> ORG.
+Per tool and corpus (``detector.real.<set>.<tool>.*``): recall per type (>= 50% overlap and exact),
+precision and F1 by overlap, character precision and recall (types the corpus does not mark are left
+out for every tool: :mod:`textsift.detection.scoring`), characters and documents per second
+(sequential, the machine's threads); on the GUM sets also per genre
+(``detector.real.<set>.<genre>.<tool>.<TYPE>.overlap_recall``, ``....char_precision``): court
+transcripts, letters, medical and legal text are where a detector tuned on tweets and synthetic
+sentences is least tested. Presidio's types map PERSON -> PERSON, LOCATION -> LOC, ORGANIZATION -> ORG,
+DATE_TIME -> DATE; spaCy's PERSON, GPE/LOC/FAC, ORG, DATE map as its recognizer maps them.
 """
 
 from __future__ import annotations
@@ -29,12 +34,15 @@ from bench.harness import Figure, cpu_device
 from textsift.artifacts import DETECTOR_POINTER
 from textsift.config import load_params
 from textsift.corpus import Span
+from textsift.detection.gum import GUM_TYPES, read_gum
+from textsift.detection.params import DetectorDataParams
 from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
 from textsift.detection.scoring import detection_scores
-from textsift.detection.training_data import real_test_sets
+from textsift.detection.training_data import GUM_TEST_SETS, real_test_sets, resolve
 
 log = logging.getLogger("bench")
-PRESIDIO_TO_DPER = {"PERSON": "PERSON", "LOCATION": "LOC", "ORGANIZATION": "ORG"}
+PRESIDIO_TO_DPER = {"PERSON": "PERSON", "LOCATION": "LOC", "ORGANIZATION": "ORG", "DATE_TIME": "DATE"}
+TWEET_TYPES = ("PERSON", "LOC", "ORG")  # what BTC and WNUT-17 mark
 SPACY_IGNORED = ["CARDINAL", "EVENT", "LANGUAGE", "LAW", "MONEY", "ORDINAL", "PERCENT", "PRODUCT", "QUANTITY",
                  "WORK_OF_ART"]  # Presidio's default list without ORGANIZATION
 Tool = Callable[[Sequence[str]], list[list[Span]]]
@@ -86,51 +94,97 @@ def tools(root: Path) -> dict[str, Tool]:
     return out
 
 
+def marked_types(name: str) -> tuple[str, ...]:
+    """The types a real test set marks (a tool's other types are not scored on it)."""
+    return GUM_TYPES if name in GUM_TEST_SETS else TWEET_TYPES
+
+
+def gum_genres(data: DetectorDataParams, root: Path) -> dict[str, list[str]]:
+    """Per GUM test set (``GUM_TEST_SETS``), each document's genre, in ``real_test_sets`` order; {} without GUM."""
+    if not data.gum_path:
+        return {}
+    documents = read_gum(resolve(data.gum_path, root))
+    return {name: [doc.genre for doc in documents[split]] for name, split in GUM_TEST_SETS.items()}
+
+
 def figures(args: argparse.Namespace) -> list[Figure]:
     root = args.real_project.resolve()
     params = load_params(root / "params.yaml")
     sets = real_test_sets(params.detectors.data, root)
     if not sets:
-        log.warning("the project's params name no real corpus (detectors.data.btc_path / wnut17_path): skipped")
+        log.warning("the project's params name no real corpus (detectors.data.btc_path / wnut17_path / gum_path): "
+                    "skipped")
         return []
+    genres = gum_genres(params.detectors.data, root)
+    runners = tools(root)
     out = []
     where_run = cpu_device()  # textsift's model follows params `device`; Presidio and spaCy run on the CPU
     for name, examples in sets.items():
         examples = examples[: args.real_max_texts or None]
         texts, gold = [ex.text for ex in examples], [list(ex.spans) for ex in examples]
+        types = marked_types(name)
         info = {"texts": len(texts), "chars": sum(map(len, texts)), "gold_spans": sum(map(len, gold)),
                 "detection": params.detection.model_dump(), "note": "held-out test split: never trained on"}
-        for tool, run in tools(root).items():
-            run(texts[:20])  # warm-up: models loaded, caches filled
+        for tool, run in runners.items():
+            run([text[:500] for text in texts[:20]])  # warm-up: models loaded, caches filled
             started = time.perf_counter()
             found = run(texts)
             seconds = time.perf_counter() - started
-            s = detection_scores(gold, found, ("PERSON", "LOC", "ORG"))
             where = f"real.{name}.{tool}"
-            for label in ("PERSON", "LOC", "ORG"):
-                for kind in ("overlap", "exact"):
-                    out.append(Figure(f"detector.{where}.{label}.{kind}_recall", s[f"{label}.{kind}.recall"], "recall",
-                                      where_run, {**info, "support": s[f"{label}.exact.support"]}))
-                out.append(Figure(f"detector.{where}.{label}.overlap_precision", s[f"{label}.overlap.precision"],
-                                  "precision", where_run, info))
-            for key in ("char.precision", "char.recall", "overlap.f1"):
-                unit = key.split(".")[1]
-                out.append(Figure(f"detector.{where}.{key.replace('.', '_')}", s[key], unit, where_run, info))
+            out.extend(score_figures(gold, found, types, where, where_run, info))
             out.append(Figure(f"detector.{where}.chars_per_s", info["chars"] / seconds, "chars/s", where_run, info))
             out.append(Figure(f"detector.{where}.docs_per_s", len(texts) / seconds, "docs/s", where_run, info))
-            out.extend(casing_figures(run, texts, gold, where, where_run, info))
+            out.extend(casing_figures(run, texts, gold, types, where, where_run, info))
+            if name in genres:
+                out.extend(genre_figures(genres[name][: len(texts)], gold, found, types, f"real.{name}", tool,
+                                         where_run))
     return out
 
 
-def casing_figures(run: Tool, texts: Sequence[str], gold: Sequence[Sequence[Span]], where: str, where_run: str,
-                   info: dict) -> list[Figure]:
+def score_figures(gold: Sequence[Sequence[Span]], found: Sequence[Sequence[Span]], types: tuple[str, ...],
+                  where: str, where_run: str, info: dict) -> list[Figure]:
+    """Recall per type (overlap, exact), overlap precision per type, character precision/recall and overlap F1."""
+    s = detection_scores(gold, found, types)
+    out = []
+    for label in types:
+        for kind in ("overlap", "exact"):
+            out.append(Figure(f"detector.{where}.{label}.{kind}_recall", s[f"{label}.{kind}.recall"], "recall",
+                              where_run, {**info, "support": s[f"{label}.exact.support"]}))
+        out.append(Figure(f"detector.{where}.{label}.overlap_precision", s[f"{label}.overlap.precision"],
+                          "precision", where_run, info))
+    for key in ("char.precision", "char.recall", "overlap.f1"):
+        out.append(Figure(f"detector.{where}.{key.replace('.', '_')}", s[key], key.split(".")[1], where_run, info))
+    return out
+
+
+def genre_figures(genres: Sequence[str], gold: Sequence[Sequence[Span]], found: Sequence[Sequence[Span]],
+                  types: tuple[str, ...], where: str, tool: str, where_run: str) -> list[Figure]:
+    """Per genre of a GUM set: recall per type by overlap and character precision,
+    ``detector.<where>.<genre>.<tool>.<TYPE>.overlap_recall`` and ``....char_precision``; a type the genre's
+    documents never mark has no recall (not 0: there was nothing to find)."""
+    out = []
+    for genre in sorted(set(genres)):
+        docs = [k for k, g in enumerate(genres) if g == genre]
+        s = detection_scores([gold[k] for k in docs], [found[k] for k in docs], types)
+        info = {"texts": len(docs), "genre": genre, "note": "held-out test split: never trained on"}
+        at = f"detector.{where}.{genre}.{tool}"
+        for label in (t for t in types if s[f"{t}.exact.support"]):
+            out.append(Figure(f"{at}.{label}.overlap_recall", s[f"{label}.overlap.recall"], "recall", where_run,
+                              {**info, "support": s[f"{label}.exact.support"]}))
+        out.append(Figure(f"{at}.char_precision", s["char.precision"], "precision", where_run,
+                          {**info, "gold_spans": s["gold_spans"]}))
+    return out
+
+
+def casing_figures(run: Tool, texts: Sequence[str], gold: Sequence[Sequence[Span]], types: tuple[str, ...],
+                   where: str, where_run: str, info: dict) -> list[Figure]:
     """PERSON recall on the same texts in upper and in lower case (offsets unchanged; texts whose length
     changes when re-cased are left out of both), the names a form or a chat writes without capitals."""
     same = [k for k, t in enumerate(texts) if len(t.upper()) == len(t) == len(t.lower())]
     out = []
     for case, recase in (("upper", str.upper), ("lower", str.lower)):
         found = run([recase(texts[k]) for k in same])
-        s = detection_scores([gold[k] for k in same], found, ("PERSON", "LOC", "ORG"))
+        s = detection_scores([gold[k] for k in same], found, types)
         out.append(Figure(f"detector.{where}.{case}_case.PERSON.overlap_recall", s["PERSON.overlap.recall"], "recall",
                           where_run, {**info, "texts": len(same)}))
     return out

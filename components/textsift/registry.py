@@ -171,7 +171,7 @@ STAGES: tuple[Stage, ...] = (
         reads=("corpus", "fill_in"),
         params=("seed", "device", "detectors.data", "detectors.model", "detectors.compare_flat", "detectors.pretrain",
                 "tracking.log_models", "ingest.source.kind"),  # demo: may be cached
-        input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
+        input_params=("detectors.data.wnut17_path", "detectors.data.btc_path", "detectors.data.gum_path"),
         gpu=True,
         unneeded=lambda params, key: () if params.detectors.model.encoder == "fill_in" else ("fill_in",),
     ),
@@ -187,8 +187,9 @@ STAGES: tuple[Stage, ...] = (
         reads=("corpus", "detector"),
         # ingest.normalize: the view the recognizers read (textsift.normalize.model_view)
         params=("device", "detection", "ingest.normalize", "detectors.data.wnut17_path",
-                "detectors.data.wnut17_labels", "detectors.data.btc_path", "detectors.data.corpus_labels"),
-        input_params=("detectors.data.wnut17_path", "detectors.data.btc_path"),
+                "detectors.data.wnut17_labels", "detectors.data.btc_path", "detectors.data.gum_path",
+                "detectors.data.corpus_labels"),
+        input_params=("detectors.data.wnut17_path", "detectors.data.btc_path", "detectors.data.gum_path"),
         gpu=True,
     ),
     Stage(

@@ -134,12 +134,16 @@ class DetectorDataParams(Frozen):
     btc_path: str | None = Field(
         None, description="Broad Twitter Corpus folder (train.conll.gz, dev.conll, test.conll kept as splits; "
         "user names restored, PER/LOC/ORG -> PERSON/LOC/ORG); None: unused")
+    gum_path: str | None = Field(
+        None, description="GUM + GENTLE folder (splits.md, conllu/*.conllu.gz: GUM train/dev kept as splits, "
+        "GUM test and GENTLE test2 held out; named person/place/organization/dated time mentions -> PERSON/LOC/"
+        "ORG/DATE, textsift.detection.gum); None: unused")
     real_limit: int | None = Field(
-        None, ge=1, description="train on the first N training sentences of each real corpus (null: all; "
-        "its validation and test files stay whole)")
+        None, ge=1, description="train on the first N training sentences (GUM: documents) of each real corpus "
+        "(null: all; its validation and test files stay whole)")
     real_case_rate: float = Field(
-        0.1, ge=0, le=1, description="share of WNUT-17/BTC training sentences re-cased (half upper, half lower "
-        "case, chosen by a keyed hash), so names are found whatever their casing")
+        0.1, ge=0, le=1, description="share of WNUT-17/BTC/GUM training sentences (GUM: documents) re-cased (half "
+        "upper, half lower case, chosen by a keyed hash), so names are found whatever their casing")
     validation: float = Field(
         0.1, ge=0, lt=1, description="share of synthetic (single-file WNUT) examples to validate on")
     test: float = Field(0.1, gt=0, lt=1, description="share of synthetic (single-file WNUT) examples held out for test")

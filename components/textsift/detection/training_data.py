@@ -10,6 +10,8 @@ Sources, each optional:
         URL, nested).
     WNUT-17: English social-media NER (``read_wnut17``). A folder keeps its own train/dev/test files.
     BTC: the Broad Twitter Corpus (``real_corpora.read_btc``), its own train/dev/test files.
+    GUM: GUM + GENTLE, whole documents of 23 genres (``gum.read_gum``): GUM train/dev kept as splits,
+        GUM test and GENTLE test2 both test (never trained on).
 
 Synthetic (and single-file WNUT) examples are assigned by ``rng.stable_key(seed, STAGE, id)``
 thresholds, so an example's split depends only on the seed and its id, never on how many examples
@@ -28,6 +30,7 @@ from typing import Literal
 import pandas as pd
 
 from textsift.corpus import SPLITS, Span, spans_to_python
+from textsift.detection.gum import GUM_TYPES, gum_examples, read_gum
 from textsift.detection.params import ENTITY_TYPES, DetectorDataParams, SilverParams
 from textsift.detection.real_corpora import BTC_TO_DPER, drop_user_names, read_btc, read_conll_examples
 from textsift.detection.recognizers.base import Recognizer
@@ -42,6 +45,8 @@ WNUT17_TYPES = ("person", "location", "corporation", "group", "product", "creati
 # products and creative works are not personal data and are dropped (their words become negatives).
 WNUT17_TO_DPER = {"person": "PERSON", "location": "LOC", "corporation": "ORG", "group": "ORG"}
 WNUT17_FILES = {"train": "wnut17train.conll", "validation": "emerging.dev.conll", "test": "emerging.test.annotated"}
+GUM_SPLITS = {"train": "train", "validation": "validation", "test": "test", "test2": "test"}  # GUM's -> detector's
+GUM_TEST_SETS = {"gum_test": "test", "gum_test2": "test2"}  # real_test_sets name -> GUM split (test2: GENTLE)
 _SENTENCE_END = ".!?\n"
 
 
@@ -177,6 +182,7 @@ def _wnut_mapping(choice: Literal["dper", "own"] | dict[str, str]) -> dict[str, 
 def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFrame | None = None,
                         wnut17: Mapping[str, Sequence[LabelledText]] | None = None,
                         btc: Mapping[str, Sequence[LabelledText]] | None = None,
+                        gum: Mapping[str, Sequence[LabelledText]] | None = None,
                         teachers: Sequence[Recognizer] | None = None) -> DetectorData:
     """Mix the sources into train/validation/test (pure: the caller reads the files).
 
@@ -187,11 +193,13 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
         wnut17: ``read_wnut17(params.wnut17_path)``; ignored when ``params.wnut17_path`` is None.
             Training sentences with an unlabelled user name are left out (``drop_user_names``).
         btc: ``read_btc(params.btc_path)``; ignored when ``params.btc_path`` is None.
+        gum: ``gum_examples(read_gum(params.gum_path))``; ignored when ``params.gum_path`` is None. Its
+            ``test`` and ``test2`` splits both become test.
         teachers: recognizers that label the corpus's training split (``params.silver``:
             :mod:`textsift.detection.silver`); their agreement figures land in ``metrics``.
 
     Returns:
-        The three splits (corpus, then synthetic, then WNUT-17, then BTC examples), sources and label set.
+        The three splits (corpus, then synthetic, WNUT-17, BTC, GUM examples), sources and label set.
         A share ``params.real_case_rate`` of real training sentences is re-cased (:func:`recase`).
     """
     rows: list[tuple[str, str, LabelledText]] = []  # (split, source, example)
@@ -223,6 +231,12 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
         annotated["btc"] = tuple(sorted(set(BTC_TO_DPER.values())))
         for part, examples in btc.items():
             rows += [(part, "btc", recase(ex, seed, f"btc/{part}/{k}", params.real_case_rate) if part == "train"
+                      else ex) for k, ex in enumerate(examples)]
+    if params.gum_path is not None and gum is not None:
+        annotated["gum"] = GUM_TYPES
+        for part, examples in gum.items():
+            split = GUM_SPLITS[part]
+            rows += [(split, "gum", recase(ex, seed, f"gum/{part}/{k}", params.real_case_rate) if split == "train"
                       else ex) for k, ex in enumerate(examples)]
     return replace(_assemble(rows, params.max_chars, annotated), metrics=metrics)
 
@@ -294,14 +308,14 @@ def resolve(path: str, root: Path | None) -> Path:
 
 
 def real_corpus_paths(params: DetectorDataParams, root: Path | None) -> list[Path]:
-    """The WNUT-17 and BTC paths that ``params`` sets, resolved against ``root``.
+    """The WNUT-17, BTC and GUM paths that ``params`` sets, resolved against ``root``.
 
     Raises:
         InputError: a set path does not exist, naming its param (a digest or a reader would fail on it later,
             without saying which setting to change).
     """
     paths = []
-    for name in ("wnut17_path", "btc_path"):
+    for name in ("wnut17_path", "btc_path", "gum_path"):
         given = getattr(params, name)
         if given is None:
             continue
@@ -314,20 +328,23 @@ def real_corpus_paths(params: DetectorDataParams, root: Path | None) -> list[Pat
 
 
 def limited(splits: dict[str, tuple[LabelledText, ...]], limit: int | None) -> dict[str, tuple[LabelledText, ...]]:
-    """The first ``limit`` training sentences of a real corpus (its validation and test splits whole)."""
+    """The first ``limit`` training sentences (GUM: documents) of a real corpus (its other splits whole)."""
     return {k: v[:limit] if limit is not None and k in ("train", "all") else v for k, v in splits.items()}
 
 
 def load_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFrame | None = None,
                        root: Path | None = None, teachers: Sequence[Recognizer] | None = None) -> DetectorData:
-    """``build_detector_data`` with WNUT-17 and BTC read from their paths (relative to ``root``; for the stage)."""
+    """``build_detector_data`` with WNUT-17, BTC and GUM read from their paths (relative to ``root``; for the stage)."""
     wnut = limited(read_wnut17(resolve(params.wnut17_path, root)), params.real_limit) if params.wnut17_path else None
     btc = limited(read_btc(resolve(params.btc_path, root)), params.real_limit) if params.btc_path else None
-    return build_detector_data(params, seed, corpus, wnut, btc, teachers)
+    gum = (limited(gum_examples(read_gum(resolve(params.gum_path, root))), params.real_limit) if params.gum_path
+           else None)
+    return build_detector_data(params, seed, corpus, wnut, btc, gum, teachers)
 
 
 def real_test_sets(params: DetectorDataParams, root: Path | None = None) -> dict[str, tuple[LabelledText, ...]]:
-    """The held-out test split of each configured real corpus (``btc``, ``wnut17``), labels as the detector's.
+    """The held-out test split of each configured real corpus (``btc``, ``wnut17``, ``gum_test``, ``gum_test2``:
+    GUM's test and GENTLE's, whole documents, ``GUM_TEST_SETS``), labels as the detector's.
 
     These never train the detector (``build_detector_data`` keeps each corpus's test file as
     its test split): the real-text figures of ``train_detectors``, ``detect`` and ``make bench``.
@@ -340,4 +357,7 @@ def real_test_sets(params: DetectorDataParams, root: Path | None = None) -> dict
         mapping = _wnut_mapping(params.wnut17_labels)
         test = read_conll_examples(resolve(params.wnut17_path, root) / WNUT17_FILES["test"])
         out["wnut17"] = tuple(relabel(ex, mapping, keep_unmapped=False) for ex in test)
+    if params.gum_path:
+        gum = gum_examples(read_gum(resolve(params.gum_path, root)))
+        out.update({name: gum[split] for name, split in GUM_TEST_SETS.items()})
     return out

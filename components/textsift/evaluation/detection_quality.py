@@ -2,7 +2,8 @@
 
 The demo corpus's personal data comes from the same generators as the detector's synthetic
 training sentences, so its figures flatter the detector; the real corpora's test splits (BTC,
-WNUT-17: tweets annotated by people, never trained on) say what to expect on a user's text.
+WNUT-17: tweets; GUM, GENTLE: documents; annotated by people, never trained on) say what to expect
+on a user's text.
 Pure: the ``detect`` stage's metrics in, a table out.
 """
 
@@ -14,12 +15,14 @@ import pandas as pd
 
 CAVEAT = ("Detection quality: the corpus row is the corpus's own test split; on the demo corpus its personal data "
           "is synthetic, from the generators the detector trained on, so it flatters. The real rows are annotated "
-          "tweets the detector never trained on: expect those figures on real text. Recall and precision count a "
-          "span found when it shares at least half of the longer span with a gold span of the same type; character "
-          "figures ignore the type.")
+          "tweets and documents the detector never trained on: expect those figures on real text. Recall and "
+          "precision count a span found when it shares at least half of the longer span with a gold span of the same "
+          "type; character figures ignore the type.")
 TEXTS = {"corpus.test": "corpus test split (demo: synthetic personal data)",
          "real.btc": "Broad Twitter Corpus test (real, never trained on)",
-         "real.wnut17": "WNUT-17 test (real, never trained on)"}
+         "real.wnut17": "WNUT-17 test (real, never trained on)",
+         "real.gum_test": "GUM test, 15 genres of documents (real, never trained on)",
+         "real.gum_test2": "GENTLE test2, 8 genres GUM lacks: legal, medical ... (real, never trained on)"}
 
 
 def detection_table(metrics: Mapping[str, float]) -> pd.DataFrame:

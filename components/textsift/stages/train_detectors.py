@@ -4,10 +4,10 @@ Training data (``detectors.data``, ``textsift.detection.training_data``): seeded
 sentences, the corpus's gold spans (its own splits: the corpus test split never trains) or, for
 a corpus without them, silver labels on its training split from offline teachers (spaCy NER and
 the pattern recognizers, ``detectors.data.silver``; their agreement is logged), and real
-annotated social-media text, WNUT-17 and the Broad Twitter Corpus (their test files never train:
-they are the real-text figures ``detector.real.<corpus>.*``). Trains the GlobalPointer detector
-(``detectors.model``) on all of them at once or, with ``detectors.pretrain``, in two steps: on the
-corpus-independent sources — synthetic, WNUT-17, BTC — once per user (:mod:`textsift.user_cache`), then on the
+annotated text, WNUT-17 and Broad Twitter Corpus tweets and GUM + GENTLE documents of 23 genres (their
+test files never train: they are the real-text figures ``detector.real.<corpus>.*``). Trains the GlobalPointer
+detector (``detectors.model``) on all of them at once or, with ``detectors.pretrain``, in two steps: on the
+corpus-independent sources — synthetic, WNUT-17, BTC, GUM — once per user (:mod:`textsift.user_cache`), then on the
 corpus's own examples with some of those replayed, so a new project pays only for its corpus (at some quality:
 see :class:`textsift.config.PretrainParams`); and, with ``detectors.compare_flat``, the flat BIO
 tagger on the same encoder and data (the paper's nested vs flat comparison); scores both on the held-out
@@ -34,6 +34,7 @@ from textsift import quality, user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.config import select
 from textsift.corpus import read_corpus
+from textsift.detection.gum import GUM_TYPES
 from textsift.detection.params import ENTITY_TYPES, DetectionParams
 from textsift.detection.recognizers.build import build_recognizers
 from textsift.detection.recognizers.spacy_ner import PACKAGES as SPACY_PACKAGES
@@ -49,7 +50,7 @@ from textsift.rng import generator
 from textsift.stages import StageContext
 
 log = logging.getLogger("textsift")
-REAL_SOURCES = {"btc": ("PERSON", "LOC", "ORG"), "wnut17": ("PERSON", "LOC", "ORG")}  # the types each annotates
+REAL_SOURCES = {"btc": ("PERSON", "LOC", "ORG"), "wnut17": ("PERSON", "LOC", "ORG"), "gum": GUM_TYPES}  # types marked
 ARTIFACT = "detector"
 PRETRAINED = "detector-pretrained"
 CORPUS_SOURCES = ("corpus",)  # the sources that change with the corpus (gold or silver labels on its text)
@@ -92,7 +93,7 @@ DETECTOR_CODE = ("textsift.detection.training_data", "textsift.models.detector_t
 
 
 def _pretrained(ctx: StageContext, device: str, labels: tuple[str, ...], scratch: Path) -> user_cache.Entry:
-    """The detector trained on the corpus-independent sources only (synthetic, WNUT-17, BTC), from the user cache
+    """The detector trained on the corpus-independent sources only (synthetic, WNUT-17, BTC, GUM), from the user cache
     or trained into it: keyed by those sources' params and files, the model params, seed, code and device."""
     params, settings = ctx.params, ctx.params.detectors
     data_params = settings.data.model_copy(update={"corpus_spans": False})

@@ -1,0 +1,237 @@
+"""GUM + GENTLE as detector data: the CoNLL-U reader, the named-entity rule, splits (METHODS.md §4.1)."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SHARED_DATA
+from textsift.detection.gum import GUM_TYPES, TITLES, GumDocument, gum_examples, read_gum, read_gum_file
+from textsift.detection.params import DetectorDataParams
+from textsift.detection.synthetic import LabelledText
+from textsift.detection.training_data import (
+    GUM_TEST_SETS,
+    build_detector_data,
+    real_corpus_paths,
+    real_test_sets,
+    split_long,
+)
+from textsift.errors import InputError
+
+HEADER = ("# newdoc id = {doc_id}\n"
+          "# global.Entity = GRP-etype-infstat-salience-centering-minspan-link-identity\n"
+          "# meta::genre = {genre}\n")
+# Invented text. Sentence 1: a titled person whose possessive is a multiword token that spells it, an object
+# mention around it, an organisation with a place nested, a time mention with a weekday. Sentence 2: a
+# common-noun person, a pronoun in a multiword token, an empty node, a dated time mention with a nested year,
+# a vague time. Paragraph 2: a multiword token that does not spell its words, a title-only person, a person
+# inside an organisation named by its identity (same characters), "United" tagged VERB (NNP).
+ROWS = """# newpar
+# text = Dr. Ann Lee's letter reached the Bank of Lund this Monday.
+1	Dr.	Dr.	PROPN	NNP	_	_	_	_	Entity=(2-object-new-nnnnn-cf2-5-sgl(1-person-new-sssss-cf1-2,3-coref-Ann_Lee
+2	Ann	Ann	PROPN	NNP	_	_	_	_	_
+3-4	Lee's	_	_	_	_	_	_	_	_
+3	Lee	Lee	PROPN	NNP	_	_	_	_	Entity=1)
+4	's	's	PART	POS	_	_	_	_	_
+5	letter	letter	NOUN	NN	_	_	_	_	Entity=2)
+6	reached	reach	VERB	VBD	_	_	_	_	_
+7	the	the	DET	DT	_	_	_	_	Entity=(3-organization-new-sssss-cf3-2-coref-Bank_of_Lund
+8	Bank	Bank	PROPN	NNP	_	_	_	_	_
+9	of	of	ADP	IN	_	_	_	_	_
+10	Lund	Lund	PROPN	NNP	_	_	_	_	Entity=(4-place-new-sssss-cf4-1-coref-Lund)3)
+11	this	this	DET	DT	_	_	_	_	Entity=(5-time-new-nnnnn-cf5-2-sgl
+12	Monday	Monday	PROPN	NNP	_	_	_	_	Entity=5)|SpaceAfter=No
+13	.	.	PUNCT	.	_	_	_	_	_
+
+# text = The clerk said we'll answer in May 2020, not this morning.
+1	The	the	DET	DT	_	_	_	_	Entity=(6-person-new-nnnnn-cf6-2-sgl
+2	clerk	clerk	NOUN	NN	_	_	_	_	Entity=6)
+3	said	say	VERB	VBD	_	_	_	_	_
+4-5	we'll	_	_	_	_	_	_	_	_
+4	we	we	PRON	PRP	_	_	_	_	Entity=(7-person-new-nnnnn-cf7-1-coref)
+5	'll	will	AUX	MD	_	_	_	_	_
+6	answer	answer	VERB	VB	_	_	_	_	_
+6.1	answer	answer	VERB	VB	_	_	_	_	CopyOf=6
+7	in	in	ADP	IN	_	_	_	_	Entity=(8-time-new-nnnnn-cf8-2-sgl
+8	May	May	PROPN	NNP	_	_	_	_	_
+9	2020	2020	NUM	CD	_	_	_	_	Entity=(9-time-new-nnnnn-cf9-1-sgl)8)|SpaceAfter=No
+10	,	,	PUNCT	,	_	_	_	_	_
+11	not	not	PART	RB	_	_	_	_	_
+12	this	this	DET	DT	_	_	_	_	Entity=(10-time-new-nnnnn-cf10-2-sgl
+13	morning	morning	NOUN	NN	_	_	_	_	Entity=10)|SpaceAfter=No
+14	.	.	PUNCT	.	_	_	_	_	_
+
+# newpar
+# text = Ann's here: Mr. President met Lee and the Lee administration in the United States.
+1-2	Ann's	_	_	_	_	_	_	_	_
+1	Ann	Ann	PROPN	NNP	_	_	_	_	Entity=(11-person-giv:act-sssss-cf1-1-coref-Ann_Lee)
+2	is	be	AUX	VBZ	_	_	_	_	_
+3	here	here	ADV	RB	_	_	_	_	SpaceAfter=No
+4	:	:	PUNCT	:	_	_	_	_	_
+5	Mr.	Mr.	PROPN	NNP	_	_	_	_	Entity=(12-person-new-sssss-cf2-1,2-coref
+6	President	President	PROPN	NNP	_	_	_	_	Entity=12)
+7	met	meet	VERB	VBD	_	_	_	_	_
+8	Lee	Lee	PROPN	NNP	_	_	_	_	Entity=(1-person-giv:act-sssss-cf1-1-coref-Ann_Lee)
+9	and	and	CCONJ	CC	_	_	_	_	_
+10	the	the	DET	DT	_	_	_	_	Entity=(13-organization-new-sssss-cf3-3-coref-Lee_administration
+11	Lee	Lee	PROPN	NNP	_	_	_	_	Entity=(1-person-giv:act-sssss-cf1-1-coref-Ann_Lee)
+12	administration	administration	NOUN	NN	_	_	_	_	Entity=13)
+13	in	in	ADP	IN	_	_	_	_	_
+14	the	the	DET	DT	_	_	_	_	Entity=(14-place-new-sssss-cf4-2,3-coref-United_States
+15	United	unite	VERB	NNP	_	_	_	_	_
+16	States	State	PROPN	NNPS	_	_	_	_	Entity=14)|SpaceAfter=No
+17	.	.	PUNCT	.	_	_	_	_	_
+"""
+TEXT = ("Dr. Ann Lee's letter reached the Bank of Lund this Monday. The clerk said we'll answer in May 2020, not "
+        "this morning.\nAnn's here: Mr. President met Lee and the Lee administration in the United States.")
+SPLITS = {"train": ["TEST_letter_lee", "TEST_letter_gone"], "dev": ["TEST_letter_dev"],
+          "test": ["TEST_letter_test"], "test2": ["TEST_legal_test"]}
+DAYS = {"TEST_letter_dev": "Tuesday", "TEST_letter_test": "Friday", "TEST_legal_test": "Sunday"}  # distinct texts
+
+
+def _strings(ex: LabelledText) -> list[tuple[str, str]]:
+    return [(ex.text[s.start:s.end], s.label) for s in ex.spans]
+
+
+def _write(path: Path, doc_id: str = "TEST_letter_lee", genre: str = "letter") -> Path:
+    text = HEADER.format(doc_id=doc_id, genre=genre) + ROWS.replace("Monday", DAYS.get(doc_id, "Monday"))
+    path.write_bytes(gzip.compress(text.encode("utf-8")))
+    return path
+
+
+def _gum_folder(root: Path) -> Path:
+    """A GUM-shaped folder: splits.md (one listed training document has no file, as Reddit's) and conllu/."""
+    (root / "conllu").mkdir(parents=True)
+    (root / "splits.md").write_text("# Splits\n\nintro\n\n" + "".join(
+        f"## {section}\n\n" + "".join(f"  * {name}\n" for name in names) + "\n" for section, names in SPLITS.items()),
+        encoding="utf-8")
+    for names in SPLITS.values():
+        for name in names:
+            if name != "TEST_letter_gone":
+                _write(root / "conllu" / f"{name}.conllu.gz", name, name.split("_")[1])
+    return root
+
+
+def test_text_is_rebuilt_from_surface_tokens_and_mentions_follow_the_rule(tmp_path: Path) -> None:
+    doc = read_gum_file(_write(tmp_path / "TEST_letter_lee.conllu.gz"))
+    assert (doc.doc_id, doc.genre) == ("TEST_letter_lee", "letter")
+    assert doc.example.text == TEXT
+    assert _strings(doc.example) == [
+        ("Ann Lee", "PERSON"),  # title left out; the possessive's word 's stays out (the words spell Lee's)
+        ("Bank of Lund", "ORG"), ("Lund", "LOC"), ("Monday", "DATE"),  # nested; "this" left out
+        ("May 2020", "DATE"), ("2020", "DATE"),  # "in" left out; "this morning", "we", "The clerk" give nothing
+        ("Ann's", "PERSON"),  # Ann + is do not spell Ann's: the word covers the whole surface token
+        ("Lee", "PERSON"), ("Lee", "PERSON"),  # "Mr. President" is only titles; Lee inside the organisation
+        ("United States", "LOC"),
+    ]
+    assert doc.example.spans[0].start == 4 and doc.example.spans[-2].label == "PERSON"
+
+
+def test_folder_splits_skip_absent_documents_and_errors_name_files_never_text(tmp_path: Path) -> None:
+    folder = _gum_folder(tmp_path / "gum")
+    documents = read_gum(folder)
+    assert {split: [d.doc_id for d in docs] for split, docs in documents.items()} == {
+        "train": ["TEST_letter_lee"], "validation": ["TEST_letter_dev"], "test": ["TEST_letter_test"],
+        "test2": ["TEST_legal_test"]}
+    assert documents["test2"][0].genre == "legal"
+    with pytest.raises(InputError, match=r"detectors\.data\.gum_path"):
+        read_gum(tmp_path / "nowhere")
+    (folder / "conllu" / "TEST_legal_test.conllu.gz").unlink()
+    with pytest.raises(InputError, match="test2"):
+        read_gum(folder)
+    bad = folder / "conllu" / "TEST_letter_dev.conllu.gz"
+    bad.write_bytes(gzip.compress((HEADER + "1\tLee\tSecretword\n").encode()))
+    with pytest.raises(InputError, match=r"TEST_letter_dev\.conllu\.gz, line 4") as caught:
+        read_gum_file(bad)
+    assert "Lee" not in str(caught.value) and "Secretword" not in str(caught.value)
+
+
+def test_gum_joins_training_its_test_splits_never_train_and_are_the_real_test_sets(tmp_path: Path) -> None:
+    folder = _gum_folder(tmp_path / "gum")
+    params = DetectorDataParams(synthetic_docs=0, corpus_spans=False, gum_path=str(folder), real_case_rate=0.0)
+    gum = gum_examples(read_gum(folder))
+    data = build_detector_data(params, 7, gum=gum)
+    assert data.annotated == {"gum": GUM_TYPES} and data.label_set == ("PERSON", "LOC", "ORG", "DATE")
+    assert data.counts() == {"train": {"gum": 1}, "validation": {"gum": 1}, "test": {"gum": 2}}
+    assert build_detector_data(params.model_copy(update={"gum_path": None}), 7, gum=gum).counts()["train"] == {}
+    sets = real_test_sets(params.model_copy(update={"gum_path": "gum"}), root=tmp_path)
+    assert set(sets) == set(GUM_TEST_SETS) and sets["gum_test2"] == gum["test2"]
+    assert real_corpus_paths(params, None) == [folder]
+    with pytest.raises(InputError, match=r"detectors\.data\.gum_path"):
+        real_corpus_paths(params.model_copy(update={"gum_path": "nowhere/gum"}), tmp_path)
+
+
+# --- the real corpus (../shared/data/gum beside the checkout; skipped on a fresh clone) ---
+
+GUM_FOLDER = SHARED_DATA / "gum"
+
+
+@pytest.fixture(scope="module")
+def real_gum() -> dict[str, tuple[GumDocument, ...]]:
+    if not (GUM_FOLDER / "splits.md").is_file():
+        pytest.skip("GUM is absent from ../shared/data")
+    return read_gum(GUM_FOLDER)
+
+
+def _listed() -> dict[str, list[str]]:
+    """splits.md's document names per section, read here independently of the reader."""
+    listed: dict[str, list[str]] = {}
+    for line in (GUM_FOLDER / "splits.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            listed[line[3:].strip()] = []
+        elif line.strip().startswith("* ") and listed:
+            listed[list(listed)[-1]].append(line.strip()[2:])
+    return listed
+
+
+def test_real_split_counts_match_splits_md_and_genres_are_read(real_gum: dict[str, tuple[GumDocument, ...]]) -> None:
+    ours = {"train": "train", "dev": "validation", "test": "test", "test2": "test2"}
+    for section, names in _listed().items():
+        present = [n for n in names if (GUM_FOLDER / "conllu" / f"{n}.conllu.gz").is_file()]
+        assert all("_reddit_" in n for n in set(names) - set(present))  # only Reddit's texts are not distributed
+        assert [d.doc_id for d in real_gum[ours[section]]] == present
+    assert all(d.genre and d.doc_id.split("_")[1] == d.genre for docs in real_gum.values() for d in docs)
+    assert {d.genre for d in real_gum["test2"]} >= {"legal", "medical"}
+    assert {d.genre for d in real_gum["test"]} == {d.genre for d in real_gum["train"]}
+
+
+def test_real_spans_are_trimmed_in_range_and_of_every_type(real_gum: dict[str, tuple[GumDocument, ...]]) -> None:
+    titled = re.compile(r"(?i)(?:" + "|".join(r"\.?\s+".join(t) for t in TITLES) + r")\.?\s")
+    for docs in real_gum.values():
+        for doc in docs:
+            text = doc.example.text
+            for s in doc.example.spans:
+                assert 0 <= s.start < s.end <= len(text) and s.label in GUM_TYPES
+                assert text[s.start:s.end] == text[s.start:s.end].strip(), (doc.doc_id, s)
+                assert s.label != "PERSON" or not titled.match(text[s.start:s.end]), (doc.doc_id, s)
+    for split in ("train", "test", "test2"):
+        assert {s.label for d in real_gum[split] for s in d.example.spans} == set(GUM_TYPES)
+
+
+def test_real_sentences_are_rebuilt_as_written(real_gum: dict[str, tuple[GumDocument, ...]]) -> None:
+    for doc in (real_gum["test"][0], real_gum["test2"][0]):
+        position = 0
+        with gzip.open(GUM_FOLDER / "conllu" / f"{doc.doc_id}.conllu.gz", "rt", encoding="utf-8") as lines:
+            for line in lines:
+                if line.startswith("# text = "):
+                    sentence = line[len("# text = "):].rstrip("\n")
+                    found = doc.example.text.find(sentence, position)
+                    assert found in (position, position + 1), doc.doc_id  # after one separator
+                    position = found + len(sentence)
+        assert position == len(doc.example.text)
+
+
+def test_real_test_documents_never_reach_the_detectors_training_split(
+        real_gum: dict[str, tuple[GumDocument, ...]]) -> None:
+    params = DetectorDataParams(synthetic_docs=0, corpus_spans=False, gum_path=str(GUM_FOLDER))
+    data = build_detector_data(params, 7, gum=gum_examples(real_gum))
+    assert set(data.sources["train"]) == {"gum"} and data.train
+    held_out = {piece.text for split in ("test", "test2") for d in real_gum[split]
+                for piece in split_long(d.example, params.max_chars)}
+    assert not held_out & {ex.text for ex in data.train}
+    train_docs = [d.example.text.lower() for d in real_gum["train"]]  # re-cased training documents stay found
+    assert all(any(ex.text.lower() in doc for doc in train_docs) for ex in data.train)
+    assert held_out <= {ex.text for ex in data.test}
