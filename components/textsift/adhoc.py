@@ -21,9 +21,9 @@ from pathlib import Path
 import pandas as pd
 
 from textsift import secret_key
-from textsift.chunked import CHUNK_DOCS, ChunkWriter, Progress, chunks, combine_metrics, plan
+from textsift.chunked import CHUNK_DOCS, ChunkWriter, Progress, chunks, combine_metrics, output_file, plan
 from textsift.config import Params, SourceParams, load_params
-from textsift.corpus import atomic_path, spans_to_python, write_table
+from textsift.corpus import spans_to_python, write_table
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.evaluation.utility import score, train_tfidf_logreg
@@ -160,8 +160,8 @@ def privatize_file(
     ok, parts = False, []
     progress = Progress(planned.accepted, f"privatize@{setting_name}")
     try:
-        with atomic_path(output_path) as tmp, ChunkWriter(tmp, fmt, gzipped) as writer:
-            for chunk in chunks(input_path, source, ingest, labelled, planned.split_codes, chunk_docs):
+        with output_file(output_path, planned.started) as tmp, ChunkWriter(tmp, fmt, gzipped) as writer:
+            for chunk in chunks(input_path, source, ingest, labelled, planned, chunk_docs):
                 texts, chunk_metrics = privatize_corpus(chunk, setting, resources, key)
                 writer.append(output_columns(chunk.assign(text=texts), source))
                 parts.append((len(chunk), chunk_metrics))

@@ -217,30 +217,29 @@ def serve(
 
     The secret key comes from $TEXTSIFT_SECRET_KEY (never from the model)."""
     import os
-    import tempfile
 
     import uvicorn
 
     from textsift import secret_key
     from textsift.serving.app import create_app
-    from textsift.serving.model import load_privatizer
+    from textsift.serving.model import load_privatizer, served_copy
     from textsift.tracking import Tracker
 
-    try:
-        token = os.environ.get(token_env, "")
-        if len(token) < 16:
-            raise ConfigError(f"set ${token_env} to a bearer token of at least 16 characters")
-        tracker = Tracker(load_params(params or root / "params.yaml").tracking, root.resolve())
-        folder = tracker.download_model(model, Path(tempfile.mkdtemp(prefix="textsift-serve-")))
-        loaded, setting = load_privatizer(folder)
-        key = secret_key.load(root.resolve())
-        assert key is not None  # load_privatizer refused to load without one
-    except TextsiftError as err:
-        _fail(err)
-    typer.echo(f"serving {model} (setting {setting}, key {key.fingerprint}) on http://{host}:{port}/privatize")
-    audit = audit_log if audit_log.is_absolute() else root.resolve() / audit_log
-    uvicorn.run(create_app(loaded, token, setting, key.fingerprint, max_bytes, max_records, rate_limit, audit),
-                host=host, port=port, log_level="warning")
+    with served_copy() as copy:  # removed on shutdown, SIGTERM and failed starts
+        try:
+            token = os.environ.get(token_env, "")
+            if len(token) < 16:
+                raise ConfigError(f"set ${token_env} to a bearer token of at least 16 characters")
+            tracker = Tracker(load_params(params or root / "params.yaml").tracking, root.resolve())
+            loaded, setting = load_privatizer(tracker.download_model(model, copy))
+            key = secret_key.load(root.resolve())
+            assert key is not None  # load_privatizer refused to load without one
+        except TextsiftError as err:
+            _fail(err)
+        typer.echo(f"serving {model} (setting {setting}, key {key.fingerprint}) on http://{host}:{port}/privatize")
+        audit = audit_log if audit_log.is_absolute() else root.resolve() / audit_log
+        uvicorn.run(create_app(loaded, token, setting, key.fingerprint, max_bytes, max_records, rate_limit, audit),
+                    host=host, port=port, log_level="warning")
 
 
 @app.command()

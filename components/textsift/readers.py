@@ -2,13 +2,14 @@
 
 Each reader yields ``RawRecord``s and never raises on a bad record: a record that cannot be
 decoded or parsed is yielded with ``problem`` set, so ingest can reject it by id and keep its
-original bytes. Files are decoded with ``surrogateescape`` so non-UTF-8 bytes survive
+original bytes (a CoNLL sentence with a tag that is not ``O``, ``B-<label>`` or ``I-<label>`` is a ``bad_spans`` record,
+its file and line logged). Files are decoded with ``surrogateescape`` so non-UTF-8 bytes survive
 round trips and are detected per record rather than failing the whole file. Files are read as a
 stream (line by line, Parquet in batches), so reading holds one record at a time whatever the file's
 size (a gzipped Parquet file is the exception: Parquet needs to seek, so it is decompressed in memory). A field of the
 wrong type (a number or list as text, a float label) is a ``bad_type`` problem, never
-``str()``-ed into a document. Only a file that cannot be read at all (missing, corrupt gzip or
-Parquet) raises ``InputError``, in one line.
+``str()``-ed into a document. Only a file that cannot be read at all (missing, a folder, corrupt gzip or
+Parquet, a configured column that the file does not have) raises ``InputError``, in one line that names the file.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ log = logging.getLogger("textsift")
 _SURROGATE = re.compile("[\udc80-\udcff]")
 FORMATS = ("csv", "tsv", "jsonl", "parquet", "conll")
 PARQUET_BATCH_ROWS = 10_000
+_FLAGS = ("text_field", "label_field", "id_field", "spans_field")  # the settings ad-hoc commands take as options
 
 
 class _BadType(Exception):
@@ -52,6 +54,30 @@ def detect_format(path: Path) -> str:
         raise InputError(f"{path.name}: cannot tell the format from suffix {ext!r}; "
                          "set ingest.source.format (or --format)")
     return fmt
+
+
+def _fields(src: SourceParams) -> dict[str, str]:
+    """The columns ``src`` reads, by setting name (``text_field`` ...): each must be in the file."""
+    named = {"text_field": src.text_field, "id_field": src.id_field, "label_field": src.label_field,
+             "spans_field": src.spans_field, "split_field": src.split_field, "interest_field": src.interest_field}
+    return {setting: column for setting, column in named.items() if column is not None}
+
+
+def _missing_column(path: Path, setting: str, column: str, where: str) -> InputError:
+    """The error of a configured column the file lacks: the column, the file and the setting that names it (never the
+    file's own column names: a header-less file's first line is a record)."""
+    flag = f" (--{setting.replace('_', '-')})" if setting in _FLAGS else ""
+    hint = "; or --label-field none for unlabelled input" if setting == "label_field" else ""
+    return InputError(f"{path.name}: no column {column!r} {where}; set ingest.source.{setting}{flag} to one of its "
+                      f"columns{hint}")
+
+
+def _check_columns(path: Path, src: SourceParams, columns: Iterable[str], where: str) -> None:
+    """InputError naming the first configured column that is not among ``columns``."""
+    present = set(columns)
+    for setting, column in _fields(src).items():
+        if column not in present:
+            raise _missing_column(path, setting, column, where)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -148,7 +174,11 @@ def _from_mapping(row: dict[str, Any], line: int, raw: bytes, src: SourceParams)
 
 
 def read_jsonl(path: Path, src: SourceParams) -> Iterator[RawRecord]:
-    """One record per non-blank JSON-object line; undecodable or malformed lines become problem records."""
+    """One record per non-blank JSON-object line; undecodable or malformed lines become problem records.
+
+    A configured column that no object of the file has is an InputError once the file is read (a JSONL file has no
+    header: a single record may lack a field, the whole file may not)."""
+    unseen, objects = _fields(src), 0
     for line_no, raw in enumerate(_lines(path), start=1):
         if not raw.strip():
             continue
@@ -163,7 +193,12 @@ def read_jsonl(path: Path, src: SourceParams) -> Iterator[RawRecord]:
         if not isinstance(row, dict):
             yield RawRecord(f"row-{line_no}", None, None, line_no, raw, problem="malformed")
             continue
+        objects += 1
+        unseen = {setting: column for setting, column in unseen.items() if column not in row}
         yield _from_mapping(row, line_no, raw, src)
+    if objects and unseen:
+        setting, column = next(iter(unseen.items()))
+        raise _missing_column(path, setting, column, f"in any of its {objects} objects")
 
 
 class _LineTap:
@@ -210,9 +245,12 @@ def _delimited_rows(path: Path, delimiter: str) -> Iterator[tuple[int, list[str]
     # csv.reader wants the lines with their endings (a quoted field may hold a line break)
     tap = _LineTap(piece for line in decoded
                    for piece in (io.StringIO(line + "\n", newline="") if "\r" in line else (line + "\n",)))
-    for fields in csv.reader(tap, delimiter=delimiter):
-        line_no, original = tap.take()
-        yield line_no, fields, original, tap.ended
+    try:
+        for fields in csv.reader(tap, delimiter=delimiter):
+            line_no, original = tap.take()
+            yield line_no, fields, original, tap.ended
+    except csv.Error as err:  # a field over csv's size limit: the reader cannot resync, so the file is unreadable
+        raise InputError(f"{path.name}: line {tap.consumed}: {err}") from None
 
 
 def read_delimited(path: Path, src: SourceParams, delimiter: str) -> Iterator[RawRecord]:
@@ -223,6 +261,8 @@ def read_delimited(path: Path, src: SourceParams, delimiter: str) -> Iterator[Ra
     ``unclosed_quote`` with those bytes, so nothing after it is lost either.
     """
     header = list(src.columns) if src.columns else None
+    if header is not None:
+        _check_columns(path, src, header, "in ingest.source.columns")
     for line_no, fields, original, unclosed in _delimited_rows(path, delimiter):
         raw = original.encode("utf-8", errors="surrogateescape")
         if unclosed:
@@ -236,6 +276,7 @@ def read_delimited(path: Path, src: SourceParams, delimiter: str) -> Iterator[Ra
             continue
         if header is None:
             header = fields
+            _check_columns(path, src, header, "in its header")
             continue
         if len(fields) != len(header):
             yield RawRecord(f"row-{line_no}", None, None, line_no, raw, problem="malformed")
@@ -249,7 +290,9 @@ def read_parquet(path: Path, src: SourceParams) -> Iterator[RawRecord]:
     if isinstance(source, Path) and not source.is_file():
         raise InputError(f"input file not found: {path}")
     try:
-        batches = pq.ParquetFile(source).iter_batches(batch_size=PARQUET_BATCH_ROWS)
+        parquet = pq.ParquetFile(source)
+        _check_columns(path, src, parquet.schema_arrow.names, "in its schema")
+        batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS)
         row_no = 0
         for batch in batches:
             for row in batch.to_pylist():
@@ -286,7 +329,8 @@ def _bio_spans(tokens: list[str], tags: list[str]) -> tuple[str, tuple[Span, ...
 
 
 def read_conll(path: Path, src: SourceParams) -> Iterator[RawRecord]:
-    """CoNLL/BIO: ``token<TAB>tag`` lines, sentences separated by lines empty after stripping."""
+    """CoNLL/BIO: ``token<TAB>tag`` lines, sentences separated by lines empty after stripping (``src`` names no
+    column: a sentence's id is ``sent-<first line>``)."""
     block: list[bytes] = []
     start_line = 1
     for line_no, raw_line in enumerate(itertools.chain(_lines(path), [b""]), start=1):
@@ -296,11 +340,20 @@ def read_conll(path: Path, src: SourceParams) -> Iterator[RawRecord]:
             block.append(raw_line.rstrip(b"\r"))
             continue
         if block:
-            yield _conll_record(block, start_line, src)
+            yield _conll_record(block, start_line, path.name)
             block = []
 
 
-def _conll_record(block: list[bytes], line: int, src: SourceParams) -> RawRecord:
+def _bad_tag(tags: list[str]) -> int | None:
+    """The position of the first tag that is not ``O``, ``B-<label>`` or ``I-<label>`` (None: all are good)."""
+    for position, tag in enumerate(tags):
+        kind, dash, label = tag.partition("-")
+        if tag != "O" and not (kind in ("B", "I") and dash and label):
+            return position
+    return None
+
+
+def _conll_record(block: list[bytes], line: int, name: str) -> RawRecord:
     raw = b"\n".join(block)
     doc_id = f"sent-{line}"
     try:
@@ -309,7 +362,13 @@ def _conll_record(block: list[bytes], line: int, src: SourceParams) -> RawRecord
         return RawRecord(doc_id, None, None, line, raw, problem="non_utf8")
     if any(len(r) < 2 for r in rows):
         return RawRecord(doc_id, None, None, line, raw, problem="malformed")
-    text, spans = _bio_spans([r[0] for r in rows], [r[-1] for r in rows])
+    tags = [r[-1] for r in rows]
+    bad = _bad_tag(tags)
+    if bad is not None:  # its spans would silently be lost: rejected, the tag's line named (never the tag: may be text)
+        log.warning("%s: line %d: a tag that is not O, B-<label> or I-<label>; sentence %s rejected (bad_spans)",
+                    name, line + bad, doc_id)
+        return RawRecord(doc_id, None, None, line, raw, problem="bad_spans")
+    text, spans = _bio_spans([r[0] for r in rows], tags)
     label = "entity" if spans else "none"
     return RawRecord(doc_id, text, label, line, raw, spans=spans)
 
@@ -317,6 +376,9 @@ def _conll_record(block: list[bytes], line: int, src: SourceParams) -> RawRecord
 def read_records(path: str | Path, src: SourceParams) -> Iterator[RawRecord]:
     """Dispatch on ``src.format`` (or the suffix when ``auto``)."""
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give one input file (.csv, .tsv, .jsonl, .parquet or .conll, "
+                         "optionally .gz)")
     fmt = detect_format(path) if src.format == "auto" else src.format
     if fmt == "jsonl":
         return read_jsonl(path, src)

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import tiny_params
-from textsift import adhoc
+from textsift import adhoc, chunked
 from textsift.chunked import combine_metrics
 from textsift.config import SourceParams
 from textsift.errors import InputError
@@ -146,3 +146,89 @@ def test_a_streamed_file_reports_ingests_counts_and_loads_its_resources_once(
 def test_per_token_rates_are_weighted_by_tokens() -> None:
     parts = [(10, {"tokens": 1000.0, "changed": 0.5}), (10, {"tokens": 100.0, "changed": 0.1})]
     assert combine_metrics(parts, ("tokens",), weight="tokens")["changed"] == pytest.approx(510 / 1100)
+
+
+def test_a_rerun_removes_the_stale_temporaries_of_its_own_output_only(tmp_path: Path) -> None:
+    import os
+    import time
+    params, source = _project(tmp_path, _docs(12))
+    stale, newer = tmp_path / ".out.jsonl.k1ll3d_0.tmp", tmp_path / ".out.jsonl.l4ter_00.tmp"
+    others = [tmp_path / ".other.jsonl.k1ll3d_0.tmp", tmp_path / ".out.jsonl.rejects.parquet.k1ll3d_0.tmp"]
+    for path in (stale, newer, *others):
+        path.write_text("partial", encoding="utf-8")
+        os.utime(path, (time.time() - 3600,) * 2)
+    os.utime(newer, (time.time() + 3600,) * 2)  # begun after this run began: another run's, still being written
+    adhoc.privatize_file(source, tmp_path / "out.jsonl", "red", params, tmp_path, SRC)
+    assert not stale.exists() and newer.exists() and all(p.exists() for p in others)
+
+
+SIGTERMED = """
+import os, signal, sys
+from pathlib import Path
+from textsift import adhoc
+from textsift.config import SourceParams
+
+real, calls = adhoc.privatize_corpus, []
+def stopped_on_the_second(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 2:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real(*args, **kwargs)
+adhoc.privatize_corpus = stopped_on_the_second
+root = Path(sys.argv[1])
+adhoc.privatize_file(root / "in.jsonl", root / "out.jsonl", "red", root / "params.yaml", root,
+                     SourceParams(kind="file", path="x", id_field="id", spans_field="spans"), chunk_docs=5)
+"""
+
+
+def test_sigterm_is_a_clean_exit_that_leaves_no_temporary(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    _project(tmp_path, _docs(20))
+    done = subprocess.run([sys.executable, "-c", SIGTERMED, str(tmp_path)], capture_output=True, timeout=300)
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr.decode()[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith((".out", "out"))) == [
+        "out.jsonl.rejects.parquet"]
+
+
+@pytest.mark.parametrize("same_mtime", [False, True])
+def test_a_file_replaced_between_the_passes_fails_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            same_mtime: bool) -> None:
+    """Replaced by a file of as many records and bytes (every id changed): by its stat, or, with its modification
+    time put back, by the digest of its records — before the output is written."""
+    import os
+    params, source = _project(tmp_path, _docs(12))
+    before = source.stat()
+    real = adhoc.check_reject_fraction
+
+    def replace_then_check(*args: object, **kwargs: object) -> None:
+        source.write_text(source.read_text(encoding="utf-8").replace('"id": "d', '"id": "e'), encoding="utf-8")
+        if same_mtime:
+            os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+        real(*args, **kwargs)
+    monkeypatch.setattr(adhoc, "check_reject_fraction", replace_then_check)
+    with pytest.raises(InputError, match=r"^in\.jsonl changed between the two passes over it \((its size or "
+                       r"modification time|the ids or texts of its records)\)") as err:
+        adhoc.privatize_file(source, tmp_path / "out.jsonl", "red", params, tmp_path, SRC, chunk_docs=5)
+    assert ("ids or texts" in str(err.value)) == same_mtime and "\n" not in str(err.value)
+    assert not (tmp_path / "out.jsonl").exists() and not list(tmp_path.glob(".out.jsonl.*.tmp"))
+
+
+def test_a_slow_step_is_logged_every_heartbeat_with_counts_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    """One long chunk (a huge record) is no longer silent until it is done."""
+    import time
+    params, source = _project(tmp_path, _docs(4))
+    real = adhoc.privatize_corpus
+
+    def slow(*args: object, **kwargs: object) -> object:
+        time.sleep(1.0)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(adhoc, "privatize_corpus", slow)
+    monkeypatch.setattr(chunked, "HEARTBEAT_SECONDS", 0.2)
+    with caplog.at_level(logging.INFO, logger="textsift"):
+        adhoc.privatize_file(source, tmp_path / "out.jsonl", "red", params, tmp_path, SRC)
+    beats = [r.getMessage() for r in caplog.records if "still working" in r.getMessage()]
+    assert len(beats) >= 3 and beats[0].startswith("privatize@red: still working: 0 of 4 documents done")
+    assert not any(name in line for line in beats for name in NAMES)

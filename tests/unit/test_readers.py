@@ -277,3 +277,63 @@ def test_records_swallowed_by_an_unclosed_quote_count_against_the_reject_fractio
     with pytest.raises(InputError, match=r"50 of 100 records rejected \(of them 49 lines swallowed by an unclosed "
                                          r"quote\) \(50\.0% > ingest\.max_reject_fraction=5\.0%\)"):
         check_reject_fraction(rejects, len(got), 0.05, "r.parquet")
+
+
+def test_a_folder_as_input_is_named_as_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "data.jsonl").mkdir()
+    for path, fmt in ((tmp_path, "auto"), (tmp_path / "data.jsonl", "auto"), (tmp_path, "jsonl")):
+        with pytest.raises(InputError, match=r"is a folder; give one input file \(\.csv"):
+            records(path, format=fmt)
+
+
+@pytest.mark.parametrize("suffix", ["csv", "tsv", "parquet", "jsonl"])
+def test_a_missing_column_is_named_with_its_file(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"in.{suffix}"
+    rows = [{"id": "a", "body": "Call Ann Lee now", "label": "x"}]
+    if suffix == "parquet":
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    elif suffix == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    else:
+        sep = "," if suffix == "csv" else "\t"
+        path.write_text(sep.join(rows[0]) + "\n" + sep.join(rows[0].values()) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"in\.{suffix}: no column 'text' .*ingest\.source\.text_field \(--text-field"
+                       ) as err:
+        records(path)
+    assert "Ann" not in str(err.value) and "body" not in str(err.value)  # never a value (nor a header: may be a record)
+    with pytest.raises(InputError, match=rf"in\.{suffix}: no column 'group' .*ingest\.source\.split_field"):
+        records(path, text_field="body", split_field="group")
+    assert [r.text for r in records(path, text_field="body")] == ["Call Ann Lee now"]
+
+
+def test_a_jsonl_record_may_lack_a_field_the_file_has(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"id": "a", "text": "one", "label": "x"}\n{"id": "b", "label": "x"}\n', encoding="utf-8")
+    assert [r.text for r in records(path)] == ["one", None]  # the second is rejected by validation as empty
+
+
+def test_a_headerless_file_whose_columns_miss_a_field_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "sms.tsv"
+    path.write_text("ham\tGo now\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"sms\.tsv: no column 'text' in ingest\.source\.columns"):
+        records(path, id_field=None, columns=["label", "body"])
+
+
+@pytest.mark.parametrize("tag", ["B-", "X-FOO", "I", "b-PER", "B_PER"])
+def test_a_bad_bio_tag_rejects_its_sentence_and_names_the_line(tmp_path: Path, tag: str,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "in.conll"
+    path.write_text(f"fine\tO\n\nVisit\tO\nAnn\t{tag}\nnow\tO\n\nBob\tB-PER\n", encoding="utf-8")
+    got = records(path)
+    assert [(r.doc_id, r.problem) for r in got] == [("sent-1", None), ("sent-3", "bad_spans"), ("sent-7", None)]
+    assert got[2].spans == (Span(0, 3, "PER"),)
+    assert "in.conll: line 4: a tag that is not O, B-<label> or I-<label>" in caplog.text
+    assert "Ann" not in caplog.text
+
+
+def test_a_csv_field_over_the_csv_limit_is_one_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "in.csv"
+    path.write_text('id,text,label\n1,ok,a\n2,"' + "word " * 40_000 + '",a\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"in\.csv: line 3: field larger than field limit") as err:
+        records(path)
+    assert "word" not in str(err.value)

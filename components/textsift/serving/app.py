@@ -5,8 +5,10 @@ document is keyed by a digest of its text) and answers ``{"records": [{"id", "te
 same order. Requests that arrive while the model is busy are privatized together in one call
 (:mod:`textsift.serving.batching`: the same output as one by one). Every request needs ``Authorization: Bearer
 <token>``. A body over ``max_bytes`` is refused (413) before it is parsed, more than ``max_records`` records
-too (413); a body that is not such JSON gets 400, a record without text 422, a fault of the server 500 (its
-error class only) — each error names the problem (and, for a record, its position), never the text.
+too (413); a body that is not such JSON gets 400, a record without text, with text or an id that is not valid
+Unicode (a lone surrogate, sent as a JSON escape) or an integer id of more digits than Python converts 422, and any
+fault of the server 500 (its error class only) — each error is JSON, names the problem (and, for a record, its
+position and id), never the text, and is counted in ``/metrics``.
 Model calls run one at a time off the event loop, so ``/health`` and ``/metrics`` answer during a long one.
 ``GET /health`` says which setting is served and with which key (its fingerprint); ``GET /metrics`` gives
 request, document, model-call and error counts and the time spent, in the Prometheus text format. A token may have
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 import threading
 import time
 from collections import Counter
@@ -37,6 +40,8 @@ from textsift.serving.model import row_ids
 MAX_BYTES = 1_000_000
 MAX_RECORDS = 1_000
 RATE_LIMIT = 60_000  # records per token per minute
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate: valid JSON (an escape), not encodable UTF-8
+_IDENTIFIER = re.compile(r"[A-Za-z0-9._:\-]{1,64}")  # an id named in an error as it is (anything else could be text)
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -63,10 +68,50 @@ class _Counters:
         return "\n".join(lines) + "\n"
 
 
-def _records(body: bytes, max_records: int) -> list[dict[str, str]] | JSONResponse:
+class _LongInteger:
+    """An integer of the body with more digits than ``int()`` converts (parsing it raises ValueError): kept as its
+    digit count, so the record that holds it gets a 422 rather than the body a 500."""
+
+    def __init__(self, digits: str) -> None:
+        self.digits = len(digits.lstrip("-"))
+
+
+def _integer(digits: str) -> int | _LongInteger:
+    try:
+        return int(digits)
+    except ValueError:
+        return _LongInteger(digits)
+
+
+def _who(position: int, record: Any) -> str:
+    """A record in an error: its position, and its id when that is a short clean string or an integer."""
+    doc_id = record.get("id") if isinstance(record, dict) else None
+    if (isinstance(doc_id, int) and not isinstance(doc_id, bool) and doc_id.bit_length() < 64) or (
+            isinstance(doc_id, str) and _IDENTIFIER.fullmatch(doc_id)):
+        return f"record {position} (id {doc_id!r})"
+    return f"record {position}"
+
+
+def _problem(record: Any) -> str | None:
+    """What is wrong with one record (None: nothing), in words that hold none of its text."""
+    if not isinstance(record, dict) or not isinstance(record.get("text"), str) or not record["text"].strip():
+        return "needs a non-empty string \"text\""
+    if _SURROGATE.search(record["text"]):
+        return "\"text\" is not valid Unicode (a lone surrogate escape, \\ud800-\\udfff)"
+    doc_id = record.get("id")
+    if isinstance(doc_id, _LongInteger):
+        return f"\"id\" is an integer of {doc_id.digits} digits; send a long id as a string"
+    if "id" in record and (not isinstance(doc_id, str | int) or isinstance(doc_id, bool)):
+        return "\"id\" must be a string or an integer"
+    if isinstance(doc_id, str) and _SURROGATE.search(doc_id):
+        return "\"id\" is not valid Unicode (a lone surrogate escape, \\ud800-\\udfff)"
+    return None
+
+
+def _records(body: bytes, max_records: int) -> list[dict[str, Any]] | JSONResponse:
     """The request's records, or the error response that says what is wrong with them (never their text)."""
     try:
-        payload = json.loads(body)
+        payload = json.loads(body, parse_int=_integer)
     except (UnicodeDecodeError, json.JSONDecodeError):
         return _error(400, "the body is not JSON: send {\"records\": [{\"id\": ..., \"text\": ...}]}")
     records = payload.get("records") if isinstance(payload, dict) else None
@@ -74,14 +119,11 @@ def _records(body: bytes, max_records: int) -> list[dict[str, str]] | JSONRespon
         return _error(400, "the body needs a non-empty list \"records\"")
     if len(records) > max_records:
         return _error(413, f"{len(records)} records in one request; at most {max_records}")
-    out = []
     for position, record in enumerate(records):
-        if not isinstance(record, dict) or not isinstance(record.get("text"), str) or not record["text"].strip():
-            return _error(422, f"record {position}: needs a non-empty string \"text\"")
-        if "id" in record and (not isinstance(record["id"], str | int) or isinstance(record["id"], bool)):
-            return _error(422, f"record {position}: \"id\" must be a string or an integer")
-        out.append(record)
-    return out
+        problem = _problem(record)
+        if problem is not None:
+            return _error(422, f"{_who(position, record)}: {problem}")
+    return records
 
 
 def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes: int = MAX_BYTES,
@@ -111,8 +153,7 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
     def metrics() -> PlainTextResponse:
         return PlainTextResponse(counters.prometheus(batcher.calls))
 
-    @app.post("/privatize")
-    async def privatize(request: Request) -> Any:
+    async def answer(request: Request) -> Any:
         if not hmac.compare_digest(request.headers.get("authorization", "").encode(), expected):
             return finish(_error(401, "missing or wrong bearer token"), authorised=False)
         declared = request.headers.get("content-length")
@@ -146,9 +187,17 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
             return finish(_error(422, f"{type(err).__name__}: {err}"), len(records), started)
         except Exception as err:  # noqa: BLE001 - a server fault: its class only, never a message that could hold text
             return finish(_error(500, f"the privatizer failed ({type(err).__name__})"), len(records), started)
+        response = JSONResponse({"records": out.to_dict(orient="records")})  # rendered here: a failure is a 500
         with counters.lock:
             counters.documents += len(records)
             counters.seconds += time.perf_counter() - started
-        return finish(JSONResponse({"records": out.to_dict(orient="records")}), len(records), started)
+        return finish(response, len(records), started)
+
+    @app.post("/privatize")
+    async def privatize(request: Request) -> Any:
+        try:
+            return await answer(request)
+        except Exception as err:  # noqa: BLE001 - any other fault: JSON, counted, its class only (never its message)
+            return finish(_error(500, f"the server failed ({type(err).__name__})"))
 
     return app

@@ -12,6 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +28,7 @@ from textsift.errors import ConfigError, InputError
 from textsift.mechanisms.registry import mechanism
 from textsift.serving import servable, served_key, served_privatize
 from textsift.serving.resources import ServedResources
+from textsift.shutdown import sigterm_exits
 
 SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
 TEXT, ID, EPSILON = "text", "id", "epsilon"
@@ -93,3 +98,17 @@ def load_privatizer(folder: Path) -> tuple[Any, str]:
     """A downloaded privatizer loaded (the key from the environment) and the name of the setting it serves."""
     model = mlflow.pyfunc.load_model(str(folder))
     return model, model.unwrap_python_model().setting_name
+
+
+@contextmanager
+def served_copy() -> Iterator[Path]:
+    """An empty temporary folder for the served model's copy, removed with what it holds when the block ends: on
+    shutdown, on a failed start (download, load or bind: an exception or ``SystemExit``) and on SIGTERM, which
+    inside the block is a clean exit (:func:`textsift.shutdown.sigterm_exits`). The loaded model reads its packed
+    folders lazily, so the copy must outlive the server, not only the load."""
+    folder = Path(tempfile.mkdtemp(prefix="textsift-serve-"))
+    try:
+        with sigterm_exits():
+            yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,82 @@
+"""The REST API's error contract: bad input is a JSON 422 naming the record, every 5xx is JSON and counted."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from fastapi.testclient import TestClient
+
+from textsift.serving.app import create_app
+
+TOKEN = "t" * 24
+HEADERS = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+SECRET = "Maria Lopez 555-0100"
+
+
+class EchoModel:
+    """Upper-cases each text; ``fail`` makes it raise, with the texts in the message (as a careless library would)."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+
+    def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
+        if self.fail:
+            raise RuntimeError(f"cannot privatize {list(frame['text'])}")
+        return pd.DataFrame({"id": frame["id"], "text": [t.upper() for t in frame["text"]]})
+
+
+def _client(model: object | None = None) -> TestClient:
+    """A client that raises any exception the app lets through (the server would answer it as plain text)."""
+    return TestClient(create_app(model or EchoModel(), TOKEN, "fake", "fp"), raise_server_exceptions=True)
+
+
+def _post(client: TestClient, body: str) -> tuple[int, dict]:
+    response = client.post("/privatize", content=body.encode(), headers=HEADERS)
+    assert response.headers["content-type"] == "application/json"
+    return response.status_code, response.json()
+
+
+def _status_count(client: TestClient, status: int) -> int:
+    line = next((x for x in client.get("/metrics").text.splitlines() if f'status="{status}"' in x), "0 0")
+    return int(line.split()[-1])
+
+
+@pytest.mark.parametrize("body", [
+    '{"records": [{"id": "a1", "text": "' + SECRET + ' \\ud800"}]}',  # alone
+    '{"records": [{"id": "a0", "text": "fine"}, {"id": "a1", "text": "' + SECRET + ' \\udfff end"}]}',  # joined
+])
+def test_a_lone_surrogate_in_text_is_a_422_naming_the_record(body: str) -> None:
+    status, answer = _post(_client(), body)
+    assert status == 422 and answer["error"].startswith("record ") and "(id 'a1')" in answer["error"]
+    assert "surrogate" in answer["error"] and "Maria" not in answer["error"]
+
+
+def test_a_lone_surrogate_in_an_id_is_a_422_that_does_not_echo_it() -> None:
+    status, answer = _post(_client(), '{"records": [{"id": "x\\ud800", "text": "fine"}]}')
+    assert (status, answer) == (422, {"error": 'record 0: "id" is not valid Unicode (a lone surrogate escape, '
+                                               '\\ud800-\\udfff)'})
+
+
+def test_an_integer_id_of_5000_digits_is_a_422_naming_the_record() -> None:
+    client = _client()
+    status, answer = _post(client, '{"records": [{"id": 1, "text": "ok"}, {"id": ' + "7" * 5000 + ', "text": "hi"}]}')
+    assert (status, answer["error"]) == (422, 'record 1: "id" is an integer of 5000 digits; send a long id as a string')
+    assert _post(client, '{"records": [{"id": ' + "7" * 300 + ', "text": "hi"}]}') == (
+        200, {"records": [{"id": "7" * 300, "text": "HI"}]})  # long, but convertible: served as before
+
+
+def test_every_5xx_is_json_counted_and_holds_no_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    client = _client(EchoModel(fail=True))
+    status, answer = _post(client, json.dumps({"records": [{"id": "a", "text": SECRET}]}))
+    assert (status, answer) == (500, {"error": "the privatizer failed (RuntimeError)"})
+    assert _status_count(client, 500) == 1
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError(f"rendering failed on {SECRET}")
+    client = _client()  # a fault outside the model call: building the answer
+    monkeypatch.setattr(pd.DataFrame, "to_dict", broken)
+    response = client.post("/privatize", json={"records": [{"id": "a", "text": SECRET}]}, headers=HEADERS)
+    assert response.status_code == 500 and response.json() == {"error": "the server failed (ValueError)"}
+    assert SECRET not in response.text and _status_count(client, 500) == 1
