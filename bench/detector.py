@@ -249,7 +249,7 @@ def long_document_figures(args: argparse.Namespace, root: Path, device: str, whe
 
 
 def figures(args: argparse.Namespace) -> list[Figure]:
-    device = resolve_device("auto")
+    device = resolve_device(getattr(args, "device", None) or "auto")  # bench.run --device
     where = cpu_device() if device == "cpu" else f"cuda: {torch.cuda.get_device_name()}"
     nlp = load_spacy()
     return [*speed_figures(args, device, where, nlp), *trained_figures(args, device, where, nlp)]

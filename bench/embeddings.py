@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def figures(args: argparse.Namespace) -> list[Figure]:
-    device = resolve_device("auto")
+    device = resolve_device(getattr(args, "device", None) or "auto")  # bench.run --device
     where = cpu_device() if device == "cpu" else f"cuda: {torch.cuda.get_device_name()}"
     records = generate_demo(DemoCorpusParams(n_docs=args.emb_docs), SEED)
     texts, ids = [r.text or "" for r in records], [r.doc_id for r in records]

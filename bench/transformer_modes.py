@@ -46,7 +46,7 @@ def figures(args: argparse.Namespace) -> list[Figure]:
         return []
     params = load_params(root / "params.yaml")
     options: TransformerClassifierParams = params.evaluate.transformer
-    device = resolve_device(params.device)
+    device = resolve_device(getattr(args, "device", None) or params.device)  # bench.run --device wins
     folder = model_folder(options.encoder, root, None, "evaluate.transformer.encoder")
     corpora = _corpora(root)
     test = corpora["original"][corpora["original"]["split"] == "test"]
