@@ -24,8 +24,8 @@ prepare_process()
 
 from bench.harness import write_results  # noqa: E402
 
-MODULES = ("ingest_eval", "metric_dp", "datasifter", "detector", "detector_real", "embeddings", "interests",
-           "scale_out", "privatize_stream", "serve", "transformer_modes", "gpu")
+MODULES = ("ingest_eval", "metric_dp", "datasifter", "detector", "detector_real", "names_task", "embeddings",
+           "interests", "scale_out", "privatize_stream", "serve", "transformer_modes", "gpu")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -284,3 +284,11 @@ def test_a_person_keeps_one_gender_and_one_stand_in_with_or_without_an_honorific
     scoped, _ = redact(texts, ["a", "b"], [[_span(t, "John Smith", "PERSON")] for t in texts],
                        RedactSetting(kind="redact", scope="corpus"), key=3)
     assert scoped[0].removeprefix("Mr ").removesuffix(" wrote.") in scoped[1]
+
+
+def test_a_name_part_that_is_a_stop_word_is_repeated_only_where_capitalized() -> None:
+    text = "The Scarlet Letter is the film. Will Smith will win; later Will came, and scarlet smith too."
+    spans = consistent_spans(text, [_span(text, "The Scarlet Letter", "PERSON"), _span(text, "Will Smith", "PERSON")])
+    covered = [text[s.start:s.end] for s in spans]
+    assert "the" not in covered and "will" not in covered  # a review's "the" and "will" stay
+    assert covered.count("Will") == 2 and "scarlet" in covered and "smith" in covered  # in the span and later

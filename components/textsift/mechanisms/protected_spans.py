@@ -5,7 +5,9 @@ the bare surname ("John Smith called. ... Smith said"). Protecting only the mark
 leaks the rest — the largest leak of Presidio-style de-identification. ``consistent_spans``
 extends a document's spans to every case-insensitive, whole-word occurrence of each marked
 string (whatever whitespace separates its words: the text is kept as given, so ``Ann Lee`` may
-repeat as ``Ann\nLee``), and of each name part (two letters or more) of a PERSON span. ``outermost`` merges
+repeat as ``Ann\nLee``), and of each name part (two letters or more) of a PERSON span — a name part
+that is also a stop word ("The" of a title the detector called a person, "Will", "May") only where it
+is capitalized: replacing every "the" or "will" of a review destroys the text and protects nobody. ``outermost`` merges
 overlapping spans (nested ones included) into the maximal regions a replacement must cover. Every span
 covers whole characters as readers see them: a base letter with its combining marks, never half.
 
@@ -19,6 +21,7 @@ import re
 from collections.abc import Iterable
 
 from textsift.corpus import Span
+from textsift.mechanisms.datasifter.wordlists import stop_words
 from textsift.normalize import whole_clusters
 from textsift.tokenize import words
 
@@ -26,11 +29,12 @@ NAME_LABELS = frozenset({"PERSON"})
 _MIN_NAME_PART = 2
 
 
-def _occurrences(text: str, surface: str) -> Iterable[tuple[int, int]]:
-    """Whole-word, case-insensitive occurrences of ``surface`` in ``text``, any whitespace between its words."""
+def _occurrences(text: str, surface: str, capitalized: bool = False) -> Iterable[tuple[int, int]]:
+    """Whole-word, case-insensitive occurrences of ``surface`` in ``text``, any whitespace between its words; only
+    those that begin with a capital letter when ``capitalized``."""
     body = r"\s+".join(re.escape(part) for part in surface.split())
     pattern = re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE)
-    return ((m.start(), m.end()) for m in pattern.finditer(text))
+    return ((m.start(), m.end()) for m in pattern.finditer(text) if not capitalized or m.group()[0].isupper())
 
 
 def consistent_spans(text: str, spans: Iterable[Span]) -> list[Span]:
@@ -47,6 +51,7 @@ def consistent_spans(text: str, spans: Iterable[Span]) -> list[Span]:
     """
     found: dict[tuple[int, int], str] = {}
     surfaces: dict[str, str] = {}
+    common: set[str] = set()  # name parts that are also stop words: repeated only where capitalized
     for span in spans:
         found.setdefault(whole_clusters(text, span.start, span.end), span.label)
         surface = " ".join(text[span.start:span.end].split())
@@ -55,9 +60,12 @@ def consistent_spans(text: str, spans: Iterable[Span]) -> list[Span]:
         if span.label in NAME_LABELS:
             for part in words(surface):
                 if len(part.text) >= _MIN_NAME_PART and part.text[0].isalpha():
-                    surfaces.setdefault(part.text.casefold(), span.label)
+                    folded = part.text.casefold()
+                    surfaces.setdefault(folded, span.label)
+                    if folded in stop_words() and folded != surface.casefold():
+                        common.add(folded)
     for surface, label in surfaces.items():
-        for start, end in _occurrences(text, surface):
+        for start, end in _occurrences(text, surface, capitalized=surface in common):
             found.setdefault(whole_clusters(text, start, end), label)
     return [Span(start, end, label) for (start, end), label in sorted(found.items(), key=lambda i: (i[0][0], -i[0][1]))]
 

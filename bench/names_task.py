@@ -1,0 +1,144 @@
+"""Names protected at no cost to the task, on real text, beside Presidio (issue 33's goal).
+
+Each protected type set (``names``: PERSON; ``direct``: the direct identifiers; ``all``: every type) is applied
+the same way to the spans of each detector — textsift's recognizer set as shipped (a trained project) and
+Presidio over spaCy ``en_core_web_sm`` — with textsift's redactor (coherent keyed stand-ins), and measured twice:
+
+- **protection**: the share of gold PERSON mentions of GUM test and GENTLE test2 (held out: never trained on)
+  that survive whole in the output (:func:`textsift.evaluation.privacy.leak_rates`: case-insensitive, anywhere
+  in the document);
+- **utility**: IMDB sentiment (reviews name actors, directors and characters): the TF-IDF + logistic-regression
+  baseline of ``evaluate`` trained and tested on the first ``--names-train``/``--names-test`` reviews of each
+  split, original and privatized; the accuracy and its drop from the original, with a paired percentile
+  bootstrap interval over test reviews.
+
+Presidio's types map PERSON/LOCATION/ORGANIZATION to PERSON/LOC/ORG (``bench.detector_real``), so its ``direct``
+set is its PERSON spans. Draws use a public bench key: this measures what is replaced, not secrecy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from bench.detector_real import presidio_tool
+from bench.harness import Figure, cpu_device
+from textsift.artifacts import DETECTOR_POINTER
+from textsift.config import TfidfLogregParams, load_params
+from textsift.corpus import Span
+from textsift.detection.params import DIRECT_IDENTIFIERS, ENTITY_TYPES
+from textsift.detection.training_data import real_test_sets
+from textsift.evaluation.bootstrap import bootstrap, percentile_interval
+from textsift.evaluation.privacy import leak_rates
+from textsift.evaluation.utility import as_frame, train_tfidf_logreg
+from textsift.mechanisms.redact.params import RedactSetting
+from textsift.mechanisms.redact.redactor import redact
+from textsift.rng import generator
+
+log = logging.getLogger("bench")
+IMDB = Path(__file__).resolve().parents[2] / "shared" / "data" / "imdb"
+TYPE_SETS = {"names": ("PERSON",), "direct": DIRECT_IDENTIFIERS, "all": ENTITY_TYPES}
+BENCH_KEY = 20261126  # public: the bench measures what is replaced, not the secrecy of the stand-ins
+Detector = Callable[[Sequence[str]], list[list[Span]]]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    for flag, kwargs in (
+        ("--real-project", {"type": Path, "default": Path("."), "help": "project whose trained detector is used"}),
+        ("--names-train", {"type": int, "default": 2000, "help": "IMDB training reviews (the first N)"}),
+        ("--names-test", {"type": int, "default": 2000, "help": "IMDB test reviews (the first N)"}),
+        ("--names-samples", {"type": int, "default": 1000, "help": "bootstrap resamples of the accuracy drop"}),
+    ):
+        try:
+            parser.add_argument(flag, **kwargs)
+        except argparse.ArgumentError:  # --real-project is shared with detector_real
+            pass
+
+
+def read_imdb(split: str, limit: int) -> tuple[list[str], list[str]]:
+    """The first ``limit`` reviews of an IMDB split (``train``/``test``) and their labels."""
+    texts, labels = [], []
+    with gzip.open(IMDB / f"{split}.jsonl.gz", "rt", encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            texts.append(row["text"])
+            labels.append(row["label"])
+    order = generator(BENCH_KEY, "bench.names_task", split).permutation(len(texts))[:limit]  # both labels
+    return [texts[k] for k in order], [labels[k] for k in order]
+
+
+def detectors(root: Path) -> dict[str, Detector]:
+    """textsift (when ``root`` holds a trained detector) and Presidio (when installed)."""
+    out: dict[str, Detector] = {}
+    if (root / DETECTOR_POINTER).exists():
+        from textsift.detect import detect
+
+        out["textsift"] = lambda texts: detect(texts, root=root)
+    else:
+        log.warning("no trained detector in %s (run `make run` first): textsift's figures skipped", root)
+    presidio = presidio_tool()
+    if presidio is not None:
+        out["presidio"] = presidio
+    return out
+
+
+def protect(texts: Sequence[str], spans: Sequence[Sequence[Span]], types: Sequence[str]) -> list[str]:
+    """``texts`` with the spans of ``types`` (and every repeat of them) replaced by redaction's stand-ins."""
+    chosen = [[s for s in doc if s.label in types] for doc in spans]
+    setting = RedactSetting(kind="redact", labels=list(types))
+    return redact(texts, [f"d{k}" for k in range(len(texts))], chosen, setting, BENCH_KEY)[0]
+
+
+def correct(train: tuple[list[str], list[str]], test: tuple[list[str], list[str]]) -> np.ndarray:
+    """Per test review, whether the baseline trained on ``train`` labels it right (0/1)."""
+    model = train_tfidf_logreg(*train, TfidfLogregParams(), BENCH_KEY)
+    return (model.predict(as_frame(test[0])) == np.asarray(test[1])).astype(np.float64)
+
+
+def drop_interval(original: np.ndarray, private: np.ndarray, samples: int, level: float = 0.95
+                  ) -> tuple[float, float]:
+    """Paired percentile bootstrap interval of ``mean(original) - mean(private)`` over the same test reviews."""
+    diff = original - private
+    values = bootstrap(len(diff), samples, generator(BENCH_KEY, "bench.names_task", "bootstrap"),
+                       lambda idx: diff[idx].mean(axis=1))
+    return percentile_interval(values, level)
+
+
+def figures(args: argparse.Namespace) -> list[Figure]:
+    root = args.real_project.resolve()
+    runners = detectors(root)
+    gum = {name: examples for name, examples in real_test_sets(load_params(root / "params.yaml").detectors.data,
+                                                                  root).items() if name.startswith("gum")}
+    if not runners or not gum or not (IMDB / "train.jsonl.gz").exists():
+        log.warning("names_task needs a detector, GUM (detectors.data.gum_path) and %s: skipped", IMDB)
+        return []
+    where = cpu_device()
+    gum_texts = [ex.text for examples in gum.values() for ex in examples]
+    gum_persons = [[s for s in ex.spans if s.label == "PERSON"] for examples in gum.values() for ex in examples]
+    train, test = read_imdb("train", args.names_train), read_imdb("test", args.names_test)
+    base = correct(train, test)
+    info = {"imdb_train": len(train[0]), "imdb_test": len(test[0]), "gum_sets": sorted(gum),
+            "gum_person_mentions": sum(map(len, gum_persons)), "note": "GUM test/test2 never trained the detector"}
+    out = [Figure("names_task.imdb.original.accuracy", float(base.mean()), "accuracy", where, info)]
+    for tool, run in runners.items():
+        found_gum, found_train, found_test = run(gum_texts), run(train[0]), run(test[0])
+        for name, types in TYPE_SETS.items():
+            at = f"names_task.{tool}.{name}"
+            leak = leak_rates(gum_texts, gum_persons, protect(gum_texts, found_gum, types))
+            out.append(Figure(f"{at}.gum_person_leak", leak["leak.rate"], "share", where, info))
+            private_train = protect(train[0], found_train, types)
+            private_test = protect(test[0], found_test, types)
+            scores = correct((private_train, train[1]), (private_test, test[1]))
+            low, high = drop_interval(base, scores, args.names_samples)
+            out.append(Figure(f"{at}.imdb_accuracy", float(scores.mean()), "accuracy", where, info))
+            out.append(Figure(f"{at}.imdb_accuracy_drop", float(base.mean() - scores.mean()), "accuracy", where,
+                              {**info, "ci95": [low, high], "paired": "the same test reviews"}))
+            changed = sum(len(a) != len(b) or a != b for a, b in zip(test[0], private_test, strict=True))
+            out.append(Figure(f"{at}.imdb_reviews_changed", changed / len(test[0]), "share", where, info))
+    return out
