@@ -81,7 +81,8 @@ def _cuda_indices(device: str) -> list[int]:
 
 @contextmanager
 def global_torch_rng(seed: int | None = None, device: str = "cpu") -> Iterator[None]:
-    """Torch's global generator, forked (restored on exit) and seeded, for one task at a time.
+    """Torch's global generator (the CPU's, and ``device``'s on CUDA), forked (restored on exit) and seeded, for one
+    task at a time.
 
     Dropout and module constructors draw from torch's process-wide generator. Two stage tasks
     training side by side in threads (train_detectors beside train_fill_in) interleaved their
@@ -93,8 +94,10 @@ def global_torch_rng(seed: int | None = None, device: str = "cpu") -> Iterator[N
 
     devices = _cuda_indices(device)
     with _GLOBAL_RNG_LOCK, torch.random.fork_rng(devices=devices, device_type="cuda" if devices else "cpu"):
-        if seed is not None:
-            torch.manual_seed(seed)
+        if seed is not None:  # only the forked generators: torch.manual_seed would reseed every GPU's for good
+            torch.random.default_generator.manual_seed(seed)
+            for index in devices:
+                torch.cuda.default_generators[index].manual_seed(seed)
         yield
 
 

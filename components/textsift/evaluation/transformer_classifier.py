@@ -85,7 +85,7 @@ def fine_tune(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_then_decay(steps, params.warmup_fraction))
     order_rng = generator(seed, "evaluate.transformer.order", key)
     order = np.empty(0, dtype=int)
-    with global_torch_rng(torch_seed(seed, "evaluate.transformer.dropout", key)):
+    with global_torch_rng(torch_seed(seed, "evaluate.transformer.dropout", key), device):
         for _ in range(steps):
             if len(order) < params.batch_size:
                 order = np.concatenate([order, order_rng.permutation(len(texts))])

@@ -83,8 +83,12 @@ class DetectorNet(nn.Module):
             hidden = torch.cat((hidden, self.shape(shapes).to(hidden.dtype)), dim=-1)
         hidden = self.dropout(hidden)
         lengths = attention_mask.sum(dim=1)
-        forward, _ = self.lstm[0](hidden)
-        backward, _ = self.lstm[1](reverse_padded(hidden, lengths))
+        # the BiLSTM runs in float32 even under bf16 autocast: autocast runs cuDNN's RNNs in float16 whatever its
+        # dtype (seen on an H100), and a float16 LSTM trained without a gradient scaler underflows
+        with torch.autocast(hidden.device.type, enabled=False):
+            hidden = hidden.float()
+            forward, _ = self.lstm[0](hidden)
+            backward, _ = self.lstm[1](reverse_padded(hidden, lengths))
         out = torch.cat((forward, reverse_padded(backward, lengths)), dim=-1)
         out = self.dropout(out)
         return self.head(out, start_mask, end_mask) if isinstance(self.head, GlobalPointer) else self.head(out)
