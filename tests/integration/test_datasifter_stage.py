@@ -51,7 +51,8 @@ def test_train_fill_in_then_privatize(tmp_path: Path, monkeypatch: pytest.Monkey
     assert metrics["datasifter.masked_fraction_mean"] > 0.5
     assert metrics["datasifter.replaced_docs_fraction"] > 0.5
     assert metrics["privacy.token_change_fraction"] > 0.3
-    assert json.loads((root / "metrics/privatize/ds.json").read_text())["datasifter.docs_below_target"] >= 0
+    below = json.loads((root / "metrics/privatize/ds.json").read_text())["datasifter.docs_below_target"]
+    assert below == metrics["datasifter.docs_below_target"] < len(original)  # written as logged; most reach it
 
     run_stage("train_fill_in", root=root)  # deterministic training: the same model, the same pointer
     assert read_pointer(root / "models/fill_in.json")["sha256"] == pointer["sha256"]

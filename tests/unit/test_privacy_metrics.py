@@ -9,15 +9,12 @@ from textsift.evaluation.privacy import leak_rates, span_leaks, token_change_fra
 from textsift.tokenize import replace_tokens, words
 
 ORIGINAL = "Call Ann Lee at 555-0101 in Boston today."
-SPANS = (Span(5, 12, "PERSON"), Span(16, 24, "PHONE"), Span(28, 34, "CITY"))
+SPANS = tuple(Span(ORIGINAL.index(value), ORIGINAL.index(value) + len(value), label)
+              for value, label in (("Ann Lee", "PERSON"), ("555-0101", "PHONE"), ("Boston", "CITY")))
 
 
 def _leaks(privatized: str) -> list[tuple[str, bool, float]]:
     return span_leaks(ORIGINAL, SPANS, privatized)
-
-
-def test_spans_are_what_they_claim() -> None:
-    assert [ORIGINAL[s.start:s.end] for s in SPANS] == ["Ann Lee", "555-0101", "Boston"]
 
 
 def test_kept_entities_leak() -> None:
