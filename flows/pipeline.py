@@ -2,9 +2,11 @@
 
 Runs locally against Prefect's temporary API by default (no server to start). With
 ``--task-runner dask`` the tasks run on a Dask cluster through prefect-dask: a LocalCluster
-(``--dask-workers``) or an existing scheduler (``--dask-address``). Local Dask workers are
+(``--dask-workers``) or an existing scheduler (``--dask-address``, or the environment's
+``TEXTSIFT_DASK_ADDRESS``: then Dask is the default runner). Local Dask workers are
 threads unless a Prefect server is configured (``PREFECT_API_URL``): worker processes would
-each start their own temporary API otherwise.
+each start their own temporary API otherwise. ``python -m flows.pipeline`` runs the importable
+module's flow, never its ``__main__`` copy: a Dask worker imports the tasks it runs by module name.
 
 One MLflow parent run per flow run; each stage instance logs a child run (ids are passed
 explicitly, because tasks run on other threads or processes). One run at a time per project
@@ -229,6 +231,9 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
             "metrics": metrics, "times": times}
 
 
+DASK_ADDRESS_ENV = "TEXTSIFT_DASK_ADDRESS"  # a Dask scheduler's address: runs go to that cluster by default
+
+
 def task_runner(kind: str, workers: int, address: str | None) -> Any:
     """The task runner for ``--task-runner``: threads (default) or Dask via prefect-dask."""
     if kind == "thread":
@@ -250,13 +255,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run the textsift pipeline as a Prefect flow.")
     parser.add_argument("--root", default=".", help="project folder (default: current)")
     parser.add_argument("--params", default=None, help="params file (default: <root>/params.yaml)")
-    parser.add_argument("--task-runner", choices=("thread", "dask"), default="thread")
+    parser.add_argument("--task-runner", choices=("thread", "dask"), default=None,
+                        help=f"thread, or dask (the default when a scheduler address is given or ${DASK_ADDRESS_ENV} "
+                             "is set)")
     parser.add_argument("--dask-workers", type=int, default=2)
-    parser.add_argument("--dask-address", default=None, help="scheduler address of an existing Dask cluster")
+    parser.add_argument("--dask-address", default=os.environ.get(DASK_ADDRESS_ENV) or None,
+                        help=f"scheduler address of an existing Dask cluster (default: ${DASK_ADDRESS_ENV})")
     parser.add_argument("--gpu-resource", default=None, help="Dask worker resource GPU stages need (e.g. GPU, "
                         "advertised by `dask worker --resources GPU=1`); only with --task-runner dask")
     parser.add_argument("--force", action="store_true", help="run every stage, even those whose inputs are unchanged")
     args = parser.parse_args(argv)
+    args.task_runner = args.task_runner or ("dask" if args.dask_address else "thread")
     if args.gpu_resource and args.task_runner != "dask":
         parser.error("--gpu-resource routes stages on a Dask cluster: add --task-runner dask")
     runner = task_runner(args.task_runner, args.dask_workers, args.dask_address)
@@ -284,4 +293,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # the importable module's flow: Dask pickles tasks by reference, and `__main__.stage_task` is no task a worker
+    # can import (PicklingError: "it's not the same object as __main__.stage_task")
+    from flows.pipeline import main as importable_main
+
+    sys.exit(importable_main())

@@ -1,24 +1,32 @@
-"""The flow on a real 2-worker Dask cluster (prefect-dask) gives the same outputs as threads, and
-GPU stages run only on the worker that advertises the GPU resource.
+"""The documented command on a real Dask cluster gives the same outputs as threads, and GPU stages run only on
+the worker that advertises the GPU resource.
 
-The cluster (distributed.SpecCluster, in-process workers): "cpu" with no resources, "gpu"
-advertising ``GPU=1``; the flow runs with ``gpu_resource="GPU"``. A scheduler plugin records,
-for every finished task, its resource restrictions and the worker it ran on.
+The cluster is what a platform engineer starts: ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1,
+"cpu" with no resources and "gpu" advertising ``GPU=1``. The pipeline runs as ``python -m flows.pipeline
+--task-runner dask --dask-address ... --gpu-resource GPU`` in its own process (run as ``__main__``, its tasks
+must still unpickle on the workers). A scheduler plugin records, for every finished task, its resource
+restrictions and the worker it ran on.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
-from distributed import Scheduler, SpecCluster, Worker
+from distributed import Client
 from distributed.diagnostics.plugin import SchedulerPlugin
+from prefect.server.api.server import SubprocessASGIServer
 
-from flows.pipeline import pipeline, task_runner
-from tests.integration.conftest import FULL_PIPELINE, make_project, sha256
+from tests.integration.conftest import FULL_PIPELINE, REPO, make_project, sha256
 from textsift import user_cache
 from textsift.config import load_params
 from textsift.registry import instances
@@ -33,14 +41,19 @@ SAME_BYTES = ("data/ingest/corpus.parquet", "models/fill_in.json", "data/indexes
               "data/lrp_budgets/embeddings.parquet", "data/lrp_budgets/budgets.npz",
               "data/embeddings/lrp_eps50.parquet", "data/embeddings/uniform_eps50.manifest.json",
               "metrics/evaluate_embeddings.json")
+DASK = str(Path(sys.executable).parent / "dask")
 
 
 class Placements(SchedulerPlugin):
-    """(resource restrictions, worker name) of every task that finished on a worker."""
+    """(resource restrictions, worker name) of every task that finished on a worker (runs in the scheduler)."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
-        self.scheduler = scheduler
+    name = "placements"
+
+    def __init__(self) -> None:
         self.done: list[tuple[dict[str, float], str]] = []
+
+    async def start(self, scheduler: Any) -> None:
+        self.scheduler = scheduler
 
     def transition(self, key: Any, start: str, finish: str, *args: Any, **kwargs: Any) -> None:
         if start == "processing" and finish == "memory":
@@ -48,27 +61,56 @@ class Placements(SchedulerPlugin):
             self.done.append((dict(task.resource_restrictions or {}), self.scheduler.workers[kwargs["worker"]].name))
 
 
+@contextmanager
+def dask_cluster(folder: Path, env: dict[str, str]) -> Iterator[str]:
+    """``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 ("cpu"; "gpu" advertising GPU=1); yields
+    the scheduler's address and stops them all."""
+    scheduler_file = folder / "scheduler.json"
+    log = (folder / "dask.log").open("wb")
+    processes = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                   "--scheduler-file", str(scheduler_file)], cwd=REPO, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT)]
+    try:
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        address = json.loads(scheduler_file.read_text())["address"]
+        for name, options in (("cpu", ["--nthreads", "1"]), ("gpu", ["--nthreads", "2", "--resources", "GPU=1"])):
+            processes.append(subprocess.Popen([DASK, "worker", address, "--name", name, "--host", "127.0.0.1",
+                                               "--no-dashboard", "--no-nanny", *options], cwd=REPO, env=env,
+                                              stdout=log, stderr=subprocess.STDOUT))
+        with Client(address) as client:
+            client.wait_for_workers(2, timeout=120)
+        yield address
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        log.close()
+
+
 @pytest.fixture(scope="module")
-def dask_run(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> Iterator[dict]:
-    """The flow on Dask, its models trained again (no per-user model cache): the same bytes as the thread run's."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(user_cache.ENV, user_cache.OFF)
-        yield _dask_run(tmp_path_factory, flow_run)
-
-
-def _dask_run(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> dict:
+def dask_run(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> dict:
+    """The documented command on the cluster, its models trained again (no per-user model cache): the same bytes as
+    the thread run's."""
     root = make_project(tmp_path_factory.mktemp("dask"), **FULL_PIPELINE)
     (root / KEY_FILE).parent.mkdir(parents=True)
     shutil.copy(flow_run["root"] / KEY_FILE, root / KEY_FILE)  # the same key holder: the same draws
-    specs = {"cpu": {"cls": Worker, "options": {"nthreads": 1}},
-             "gpu": {"cls": Worker, "options": {"nthreads": 2, "resources": {"GPU": 1}}}}
-    with SpecCluster(workers=specs, scheduler={"cls": Scheduler, "options": {"dashboard_address": None}}) as cluster:
-        plugin = Placements(cluster.scheduler)
-        cluster.scheduler.add_plugin(plugin)
-        runner = task_runner("dask", workers=2, address=cluster.scheduler_address)
-        state = pipeline.with_options(task_runner=runner)(root=str(root), gpu_resource="GPU", return_state=True)
-    assert state.is_completed(), state.message
-    return {"root": root, "placements": plugin.done}
+    api = os.environ.get("PREFECT_API_URL") or SubprocessASGIServer().api_url  # the session's temporary API
+    env = {**os.environ, user_cache.ENV: user_cache.OFF, "PREFECT_API_URL": api,
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))}
+    with dask_cluster(root.parent, env) as address, Client(address) as client:
+        client.register_plugin(Placements())
+        command = [sys.executable, "-m", "flows.pipeline", "--root", str(root), "--task-runner", "dask",
+                   "--dask-address", address, "--gpu-resource", "GPU"]
+        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False)
+        placements = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["placements"].done)
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return {"root": root, "placements": placements}
 
 
 def test_dask_runner_matches_thread_runner(flow_run: dict, dask_run: dict) -> None:
