@@ -49,7 +49,7 @@ FULL_PIPELINE = {
         "ds2": {"kind": "datasifter", "pw": 0.3, "replacement": "none", "mask_detected": True},
         "mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 20},
         "mdp_det": {"kind": "metric_dp", "index": "w2v", "epsilon": 20, "replace_detected": True},
-        "red": {"kind": "redact", "spans": "both", "vault": True},
+        "red": {"kind": "redact", "spans": "both", "vault": True, "labels": ["all"]},
     },
     "report__show_examples": True,
 }
