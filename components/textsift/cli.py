@@ -163,15 +163,18 @@ def key_show(root: Path = typer.Option(Path("."), help="project folder")) -> Non
 
 @key_app.command("rotate")
 def key_rotate(root: Path = typer.Option(Path("."), help="project folder")) -> None:
-    """Replace the key file with a new key: dvc repro and the flow then re-make every output drawn with it."""
+    """Replace the key file with a new key (the old one is retired: it still opens old vaults, and never draws
+    again): dvc repro and the flow then re-make every output drawn with the key."""
     from textsift import secret_key
 
     try:
         old, key = secret_key.rotate(root)
     except TextsiftError as err:
         _fail(err)
-    typer.echo(f"secret key {old or 'none'} -> {key.fingerprint}; privatized corpora and noisy embeddings are "
-               "stale until the pipeline runs again")
+    typer.echo(f"secret key {old or 'none'} -> {key.fingerprint}. The old key is kept in {secret_key.RETIRED_DIR}/ "
+               "(pseudonyms already shared can still be revealed). Privatized corpora, noisy embeddings, vaults and "
+               "the evaluation are stale until the pipeline runs again: `make run` or `dvc repro`; publish them "
+               "again only as new releases.")
 
 
 @app.command()
@@ -256,22 +259,26 @@ def reveal(
     from textsift import secret_key
     from textsift.catalog import path as catalog_path
     from textsift.mechanisms.redact.vault import reveal as trace
-    from textsift.mechanisms.redact.vault import unseal
+    from textsift.mechanisms.redact.vault import sealed_with, unseal
 
     vault = root / catalog_path("vault", setting)
     try:
         if not vault.is_file():
             raise ConfigError(f"{vault}: no vault (run privatize@{setting} with vault: true)")
-        key = secret_key.load(root)
-        if key is None:
+        blob = vault.read_bytes()
+        ring = secret_key.keyring(root)
+        if not ring:
             raise ConfigError(f"no secret key here (${secret_key.ENV} or {secret_key.KEY_FILE}): the vault stays shut")
-        found = trace(unseal(vault.read_bytes(), setting, key), pseudonym, doc_id)
+        sealer = sealed_with(blob)
+        key = ring.get(sealer, list(ring.values())[-1])  # a retired key opens what it sealed; else the current one
+        found = trace(unseal(blob, setting, key), pseudonym, doc_id)
     except TextsiftError as err:
         _fail(err)
     for row in found:
         typer.echo(json.dumps(row, ensure_ascii=False))
     if not found:
         typer.echo(f"no {pseudonym!r} in the vault of {setting}", err=True)
+        raise typer.Exit(1)
 
 
 NO_LABEL_FIELD = "none"

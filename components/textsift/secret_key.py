@@ -36,6 +36,7 @@ from textsift.locks import STATE_DIR
 log = logging.getLogger("textsift")
 ENV = "TEXTSIFT_SECRET_KEY"
 KEY_FILE = f"{STATE_DIR}/secret.key"
+RETIRED_DIR = f"{STATE_DIR}/retired-keys"  # rotated-out keys, <fingerprint>.key: they open old vaults, never draw
 FINGERPRINT_FILE = catalog_path("key_fingerprint")  # public: written by the key stage, read by the keyed ones
 KEY_BYTES = 32
 _FINGERPRINT_MESSAGE = b"textsift key fingerprint v1"
@@ -97,8 +98,8 @@ def _write_fingerprint(root: Path, key: SecretKey) -> None:
             tmp.write_text(key.fingerprint + "\n", encoding="utf-8")
 
 
-def _write_key_file(root: Path, key: SecretKey) -> None:
-    path = root / KEY_FILE
+def _write_key_file(root: Path, key: SecretKey, relative: str = KEY_FILE) -> None:
+    path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # never readable by others, not even briefly
@@ -115,6 +116,20 @@ def origin() -> str:
     return f"${ENV}" if os.environ.get(ENV) else KEY_FILE
 
 
+def _read_key_file(path: Path, shown: str) -> SecretKey:
+    """The key in ``path``; one readable by others is made private first, with a warning (as ssh insists on)."""
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        path.chmod(0o600)
+        log.warning("%s was readable by other users (mode %o): now 0600; if others could read it, rotate the key "
+                    "(`textsift key rotate`)", shown, mode)
+    try:
+        return _from_hex(path.read_bytes().decode("ascii"), shown)
+    except UnicodeDecodeError:
+        raise ConfigError(f"{shown}: not a textsift key file (expected {2 * KEY_BYTES} hex digits on one line); "
+                          f"restore it, or set ${ENV}") from None
+
+
 def load(root: Path) -> SecretKey | None:
     """The project's key from :data:`ENV` or :data:`KEY_FILE`; None when neither holds one."""
     value = os.environ.get(ENV)
@@ -122,8 +137,22 @@ def load(root: Path) -> SecretKey | None:
         return _from_hex(value, f"${ENV}")
     path = root / KEY_FILE
     if path.is_file():
-        return _from_hex(path.read_text(encoding="utf-8"), str(KEY_FILE))
+        return _read_key_file(path, str(KEY_FILE))
     return None
+
+
+def keyring(root: Path) -> dict[str, SecretKey]:
+    """Every key this project has held, by fingerprint: the current one and those ``rotate`` retired (they open
+    vaults sealed before a rotation; nothing draws with them)."""
+    ring = {}
+    folder = Path(root) / RETIRED_DIR
+    for path in sorted(folder.glob("*.key")) if folder.is_dir() else ():
+        key = _read_key_file(path, f"{RETIRED_DIR}/{path.name}")
+        ring[key.fingerprint] = key
+    current = load(Path(root))
+    if current is not None:
+        ring[current.fingerprint] = current
+    return ring
 
 
 def ensure(root: Path) -> SecretKey:
@@ -150,16 +179,28 @@ def ensure(root: Path) -> SecretKey:
 
 
 def rotate(root: Path) -> tuple[str | None, SecretKey]:
-    """Replace the key file with a fresh key (the old one is removed); (old fingerprint, new key).
+    """Replace the key file with a fresh key, under the project's run lock; (old fingerprint, new key).
 
-    The fingerprint file changes with it, so ``dvc repro`` and the flow re-make every output drawn with the key.
+    The old key is kept in :data:`RETIRED_DIR` (mode 0600): vaults sealed with it still open (``textsift reveal``),
+    and nothing draws with it again. The fingerprint file changes with the key, so ``dvc repro`` and the flow
+    re-make every output drawn with it.
+
+    Raises:
+        ConfigError: :data:`ENV` sets the key (rotate it where it is kept).
+        RunInProgressError: a run holds the project (its outputs would mix two keys).
     """
     root = Path(root)
     if os.environ.get(ENV):
         raise ConfigError(f"${ENV} is set: rotate the key where it is kept (the variable or the Prefect Secret "
                           f"block that sets it), not the key file")
-    old = recorded_fingerprint(root)
-    key = new_key()
-    _write_key_file(root, key)
-    _write_fingerprint(root, key)
+    from textsift.locks import project_run
+
+    with project_run(root, command="key rotate"):
+        old_key = load(root)
+        if old_key is not None:
+            _write_key_file(root, old_key, f"{RETIRED_DIR}/{old_key.fingerprint}.key")
+        old = recorded_fingerprint(root)
+        key = new_key()
+        _write_key_file(root, key)
+        _write_fingerprint(root, key)
     return old, key

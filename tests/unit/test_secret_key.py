@@ -91,3 +91,49 @@ def test_only_keyed_stages_draw_with_the_key_and_their_dvc_deps_name_its_fingerp
 def test_git_ignores_the_key_file() -> None:
     ignored = subprocess.run(["git", "check-ignore", "-q", KEY_FILE], cwd=REPO)
     assert ignored.returncode == 0
+
+
+def test_rotate_retires_the_old_key_which_still_opens_its_vaults(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from textsift.catalog import path as catalog_path
+    from textsift.cli import app
+    from textsift.mechanisms.redact.vault import seal
+
+    old = secret_key.ensure(tmp_path)
+    vault = tmp_path / catalog_path("vault", "red")
+    vault.parent.mkdir(parents=True)
+    vault.write_bytes(seal({"d1": [("PERSON", "Eve Ray", "Ann Lee")]}, "red", old))
+    was, new = secret_key.rotate(tmp_path)
+    assert was == old.fingerprint != new.fingerprint
+    retired = tmp_path / secret_key.RETIRED_DIR / f"{old.fingerprint}.key"
+    assert stat.S_IMODE(retired.stat().st_mode) == 0o600
+    assert set(secret_key.keyring(tmp_path)) == {old.fingerprint, new.fingerprint}
+    assert secret_key.load(tmp_path).fingerprint == new.fingerprint  # draws use the new key only
+    runner = CliRunner()
+    found = runner.invoke(app, ["reveal", "--setting", "red", "--pseudonym", "eve ray", "--root", str(tmp_path)])
+    assert found.exit_code == 0 and '"original": "Ann Lee"' in found.output
+    missing = runner.invoke(app, ["reveal", "--setting", "red", "--pseudonym", "Nobody", "--root", str(tmp_path)])
+    assert missing.exit_code == 1
+
+
+def test_rotate_waits_for_no_run(tmp_path: Path) -> None:
+    from textsift.locks import RunInProgressError, project_run
+
+    key = secret_key.ensure(tmp_path)
+    with project_run(tmp_path), pytest.raises(RunInProgressError):
+        secret_key.rotate(tmp_path)
+    assert secret_key.load(tmp_path).fingerprint == key.fingerprint  # untouched
+
+
+def test_a_key_file_readable_by_others_is_made_private_and_a_binary_one_is_named(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    key = secret_key.ensure(tmp_path)
+    path = tmp_path / KEY_FILE
+    path.chmod(0o644)
+    with caplog.at_level("WARNING", logger="textsift"):
+        assert secret_key.load(tmp_path).fingerprint == key.fingerprint
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and "readable by other users" in caplog.text
+    path.write_bytes(bytes(range(200, 256)))
+    with pytest.raises(ConfigError, match=f"{KEY_FILE}: not a textsift key file"):
+        secret_key.load(tmp_path)

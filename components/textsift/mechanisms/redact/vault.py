@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCMSIV
 from textsift.errors import ConfigError
 from textsift.secret_key import SecretKey
 
-MAGIC = b"textsift-vault-v1\n"
+MAGIC = b"textsift-vault-v2\n"  # then the sealing key's fingerprint and a newline, then the ciphertext
 Entry = tuple[str, str, str]  # (label, pseudonym, original)
 
 
@@ -35,18 +35,35 @@ def _nonce(setting: str) -> bytes:
 def seal(entries: dict[str, list[Entry]], setting: str, key: SecretKey) -> bytes:
     """The vault of ``setting`` (document id -> entries), encrypted and authenticated with ``key``."""
     plain = json.dumps(entries, sort_keys=True, ensure_ascii=False).encode("utf-8")
-    return MAGIC + _cipher(key).encrypt(_nonce(setting), plain, setting.encode())
+    return MAGIC + key.fingerprint.encode() + b"\n" + _cipher(key).encrypt(_nonce(setting), plain, setting.encode())
+
+
+def sealed_with(blob: bytes) -> str:
+    """The fingerprint of the key that sealed a vault (public: it tells keys apart, nothing more)."""
+    header = blob[len(MAGIC):len(MAGIC) + 17] if blob.startswith(MAGIC) else b""
+    if len(header) != 17 or not header.endswith(b"\n"):
+        raise ConfigError("not a textsift pseudonym vault (or one written by an older version: run its privatize "
+                          "stage again)")
+    return header[:16].decode("ascii", "replace")
 
 
 def unseal(blob: bytes, setting: str, key: SecretKey) -> dict[str, list[Entry]]:
-    """The entries of a sealed vault; ConfigError when ``key`` (or ``setting``) is not the one that sealed it."""
-    if not blob.startswith(MAGIC):
-        raise ConfigError("not a textsift pseudonym vault")
+    """The entries of a sealed vault.
+
+    Raises:
+        ConfigError: ``key`` is not the one that sealed it (the message names both fingerprints), or it is and the
+            vault fails authentication: another setting's vault, damaged or tampered with.
+    """
+    sealer = sealed_with(blob)
+    if sealer != key.fingerprint:
+        raise ConfigError(f"the vault of {setting} was sealed with secret key {sealer}, not yours ({key.fingerprint})"
+                          )
     try:
-        plain = _cipher(key).decrypt(_nonce(setting), blob[len(MAGIC):], setting.encode())
+        plain = _cipher(key).decrypt(_nonce(setting), blob[len(MAGIC) + 17:], setting.encode())
     except InvalidTag:
-        raise ConfigError(f"the vault of {setting} was sealed with another secret key (yours: {key.fingerprint})"
-                          ) from None
+        raise ConfigError(f"the vault of {setting} fails authentication under its own key {sealer}: it is another "
+                          f"setting's vault, or it was damaged or tampered with; run privatize@{setting} again to "
+                          "rebuild it") from None
     loaded: dict[str, Any] = json.loads(plain)
     return {doc: [tuple(entry) for entry in doc_entries] for doc, doc_entries in loaded.items()}
 
