@@ -25,6 +25,7 @@ SHA_TAG = "textsift.model_sha256"
 FILL_IN_POINTER = catalog_path("fill_in")  # the DVC output of train_fill_in
 DETECTOR_POINTER = catalog_path("detector")  # the DVC output of train_detectors
 INTERESTS_POINTER = catalog_path("interests")  # train_interests' IPI interest model (``enabled: false`` when off)
+MODEL_POINTERS = frozenset({FILL_IN_POINTER, DETECTOR_POINTER, INTERESTS_POINTER})  # training stages' outputs
 MODEL_CACHE = f"{STATE_DIR}/cache/models"  # models fetched from MLflow, one folder per digest
 
 
@@ -35,6 +36,10 @@ class ArtifactSource(Protocol):
 
     def find_run(self, tag: str, value: str) -> str | None:
         """The id of a finished run whose tag ``tag`` equals ``value`` (a model's sha256), or None."""
+        ...
+
+    def has_artifacts(self, run_id: str, artifact_path: str) -> bool:
+        """Whether run ``run_id`` still holds something under ``artifact_path``."""
         ...
 
 
@@ -60,11 +65,40 @@ def write_pointer(target: str | Path, name: str, artifact_path: str, local_dir: 
 
 
 def read_pointer(path: str | Path) -> dict:
-    """The pointer ``{name, artifact_path, sha256}`` in ``path``; StageError when its training stage has not run."""
+    """The pointer ``{name, artifact_path, sha256}`` in ``path``.
+
+    Raises:
+        StageError: its training stage has not run, or the file is damaged (one line naming it and the fix).
+    """
     path = Path(path)
     if not path.exists():
         raise StageError(f"{path} is missing: run the stage that trains this model first")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        pointer = json.loads(path.read_bytes().decode("utf-8"))
+        if not isinstance(pointer, dict) or not {"name", "artifact_path", "sha256"} <= set(pointer):
+            raise ValueError("not a model pointer")
+    except (UnicodeDecodeError, ValueError):
+        raise StageError(f"{path} is damaged (not a model pointer): run the stage that trains this model again "
+                         "(the flow and dvc repro do so by themselves), or restore the file") from None
+    return pointer
+
+
+def model_present(pointer_path: Path, source: ArtifactSource, cache_root: str | Path) -> bool:
+    """Whether the model a pointer names can still be had: the pointer is intact and the model is in the model cache
+    or in a run of the MLflow store. The stage cache trusts a training stage's outputs only then: a pointer to a
+    model deleted from the store would otherwise skip the training and fail the stages that load it."""
+    try:
+        pointer = read_pointer(pointer_path)
+    except StageError:
+        return False
+    if not pointer["sha256"]:  # a model that was not trained (interests: enabled: false)
+        return True
+    cached = Path(cache_root) / pointer["sha256"]
+    if cached.is_dir() and dir_sha256(cached) == pointer["sha256"]:
+        return True
+    run_id = source.find_run(SHA_TAG, pointer["sha256"]) or source.find_run(
+        f"{SHA_TAG}.{pointer['name']}", pointer["sha256"])
+    return run_id is not None and source.has_artifacts(run_id, pointer["artifact_path"])
 
 
 def materialize(pointer: dict, source: ArtifactSource, cache_root: str | Path) -> Path:

@@ -305,6 +305,10 @@ class Tracker:
         )
         return runs[0].info.run_id if runs else None
 
+    def has_artifacts(self, run_id: str, artifact_path: str) -> bool:
+        """Whether a run still holds files under ``artifact_path`` (a model folder deleted from the store: no)."""
+        return bool(self.client.list_artifacts(run_id, artifact_path))
+
     def download_artifacts(self, run_id: str, artifact_path: str, dest: Path) -> Path:
         """Fetch ``artifact_path`` of a run into ``dest`` (created); with ``find_run``, an ArtifactSource."""
         dest.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from mlflow.tracking import MlflowClient
 from prefect.artifacts import Artifact
 
 from flows.run_summary import ARTIFACT_KEY, TIMES_KEY
+from textsift.artifacts import FILL_IN_POINTER, MODEL_CACHE, read_pointer
 from textsift.config import load_params
 from textsift.corpus import read_corpus
 from textsift.errors import QualityError
@@ -229,10 +231,16 @@ def test_a_rerun_skips_unchanged_stages_rebuilds_damage_and_reruns_only_a_change
 
     root: Path = flow_run["root"]
     evaluate_before = (root / "metrics/evaluate.json").read_bytes()
+    fill_in = read_pointer(root / FILL_IN_POINTER)  # the fill-in model deleted from the MLflow store and the cache
+    gone = list((root / "mlartifacts").glob(f"**/artifacts/{fill_in['artifact_path']}"))
+    assert gone
+    for folder in (*gone, root / MODEL_CACHE / fill_in["sha256"]):
+        shutil.rmtree(folder, ignore_errors=True)
     repaired = _children(pipeline(root=str(root)))
     ran = {name for name, run in repaired.items() if run.data.tags["textsift.cached"] == "false"}
-    assert ran == {"key", "ingest"}  # ingest's output was damaged; rebuilt byte-identical, so nothing downstream
-    # re-runs (the key stage runs every time: it checks the key)
+    assert ran == {"key", "ingest", "train_fill_in"}  # ingest's output was damaged and the model was gone; both
+    # rebuilt byte-identical, so nothing downstream re-runs (the key stage runs every time: it checks the key)
+    assert read_pointer(root / FILL_IN_POINTER) == fill_in
     assert all(run.info.status == "FINISHED" for run in repaired.values())
     cached_eval = repaired["evaluate"].data.metrics
     assert cached_eval["original.tfidf_logreg.original.accuracy"] == pytest.approx(

@@ -98,3 +98,39 @@ def test_a_damaged_cache_is_fetched_again_and_a_wrong_download_is_refused(tmp_pa
     with pytest.raises(StageError, match="does not match"):
         materialize({**pointer, "sha256": "0" * 64}, SlowSource(log), cache)
     assert not (cache / ("0" * 64)).exists()
+
+
+class Store:
+    """An artifact store that holds the models of ``held`` (sha256s) and nothing else."""
+
+    def __init__(self, held: set[str]) -> None:
+        self.held = held
+
+    def find_run(self, tag: str, value: str) -> str | None:
+        return "run-1" if value in self.held else None
+
+    def has_artifacts(self, run_id: str, artifact_path: str) -> bool:
+        return bool(self.held)
+
+    def download_artifacts(self, run_id: str, artifact_path: str, dest: Path) -> Path:
+        raise AssertionError("model_present never downloads")
+
+
+def test_a_pointer_counts_only_while_its_model_can_still_be_had(tmp_path: Path) -> None:
+    from textsift.artifacts import model_present, read_pointer
+    from textsift.corpus import write_json
+
+    pointer, cache = _pointer(tmp_path), tmp_path / "cache"
+    path = tmp_path / "models" / "fill_in.json"
+    write_json(pointer, path)
+    assert model_present(path, Store({pointer["sha256"]}), cache)  # in the MLflow store
+    assert not model_present(path, Store(set()), cache)  # deleted from the store, not in the cache
+    (cache / pointer["sha256"]).mkdir(parents=True)
+    for name, data in FILES.items():
+        (cache / pointer["sha256"] / name).parent.mkdir(parents=True, exist_ok=True)
+        (cache / pointer["sha256"] / name).write_bytes(data)
+    assert model_present(path, Store(set()), cache)  # the cached copy is enough
+    path.write_text(path.read_text()[:20])  # truncated
+    assert not model_present(path, Store({pointer["sha256"]}), cache)
+    with pytest.raises(StageError, match="fill_in.json is damaged .not a model pointer.: run the stage"):
+        read_pointer(path)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from textsift import secret_key, stage_cache
-from textsift.artifacts import MODEL_CACHE, materialize, read_pointer
+from textsift.artifacts import MODEL_CACHE, MODEL_POINTERS, materialize, model_present, read_pointer
 from textsift.catalog import artifact
 from textsift.catalog import path as catalog_path
 from textsift.config import Params, flatten, load_params, select
@@ -143,6 +143,11 @@ def log_datasets(tracker: Tracker, run_id: str, instance: StageInstance, params:
         tracker.log_dataset(run_id, record.name, record.path, record.digest, record.context, record.profile)
 
 
+def _models_present(instance: StageInstance, root: Path, tracker: Tracker) -> bool:
+    """Whether every model pointer among the instance's outputs names a model that can still be had."""
+    return all(model_present(root / out, tracker, root / MODEL_CACHE) for out in instance.outs if out in MODEL_POINTERS)
+
+
 def run_stage(
     name: str, root: str | Path = ".", params_path: str | Path | None = None,
     key: str | None = None, parent_run_id: str | None = None, use_cache: bool = False,
@@ -173,6 +178,11 @@ def run_stage(
     with _IMPORT_LOCK:
         module = None if cached is not None else importlib.import_module(f"textsift.stages.{instance.stage.name}")
     tracker = Tracker(params.tracking, root)
+    if cached is not None and not _models_present(instance, root, tracker):
+        log.info("stage %s: a model it made is gone (MLflow store and model cache): running it again", instance.name)
+        cached = None
+        with _IMPORT_LOCK:
+            module = importlib.import_module(f"textsift.stages.{instance.stage.name}")
     if parent_run_id is None:  # a top-level start (dvc repro, the CLI): end what a killed run left RUNNING
         tracker.end_orphaned_runs()
     tags = {"textsift.stage": instance.stage.name, "textsift.instance": instance.name,
