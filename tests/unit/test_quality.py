@@ -154,13 +154,15 @@ def test_good_metrics_pass() -> None:
         ({"redacted.fraction": -0.1}, ["expect_column_values_to_be_between(redacted.fraction)"]),
         ({"test.macro_f1": float("nan")}, ["expect_column_values_to_not_be_null(test.macro_f1)"]),
         ({"train.loss": float("inf")}, ["expect_column_values_to_not_be_null(train.loss)"]),
-        ({}, ["expect_table_column_count_to_be_between(table)"]),
+        ({}, ["expect_table_row_count_to_be_between(table)"]),
+        ({"a.accuracy": 2.0, "b.loss": 1e9, "c.rate": float("nan"), "d.recall": 0.5},
+         ["expect_column_values_to_be_between(a.accuracy)", "expect_column_values_to_not_be_null(c.rate)"]),
     ],
 )
 def test_bad_metrics_fail(metrics: dict[str, float], failed: list[str]) -> None:
     report = check_metrics(metrics)
     assert report.failed == failed
-    with pytest.raises(QualityError, match=r"quality suite 'metrics' failed 1 of"):
+    with pytest.raises(QualityError, match=rf"quality suite 'metrics' failed {len(failed)} of"):
         report.raise_if_failed()
 
 
