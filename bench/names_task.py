@@ -37,8 +37,10 @@ from textsift.detection.training_data import real_test_sets
 from textsift.evaluation.bootstrap import bootstrap, percentile_interval
 from textsift.evaluation.privacy import leak_rates
 from textsift.evaluation.utility import as_frame, train_tfidf_logreg
+from textsift.mechanisms.protected_spans import consistent_spans, outermost
 from textsift.mechanisms.redact.params import RedactSetting
-from textsift.mechanisms.redact.redactor import redact
+from textsift.mechanisms.redact.persons import mention, name_gender
+from textsift.mechanisms.redact.redactor import redact, redact_text
 from textsift.rng import generator
 
 log = logging.getLogger("bench")
@@ -110,6 +112,26 @@ def drop_interval(original: np.ndarray, private: np.ndarray, samples: int, level
     return percentile_interval(values, level)
 
 
+def honorific_agreement(texts: Sequence[str], persons: Sequence[Sequence[Span]]) -> tuple[int, int]:
+    """(agreeing, judged) over gold person mentions after a gendered honorific whose stand-in has a first name
+    ("Mr John Smith", "Sir John"; not "Mr Smith", whose stand-in is a surname): the stand-in's first name is of
+    the honorific's gender (:func:`~textsift.mechanisms.redact.persons.name_gender`)."""
+    setting = RedactSetting(kind="redact", labels=["PERSON"])
+    agreeing = judged = 0
+    for k, (text, spans) in enumerate(zip(texts, persons, strict=True)):
+        record: list[tuple[str, str, str]] = []
+        redact_text(text, spans, setting, BENCH_KEY, f"d{k}", record)
+        regions = outermost(consistent_spans(text, spans))
+        for region, (_, stand_in, _) in zip(regions, record, strict=True):
+            found = mention(text, region)
+            if found.gender is None or (len(found.words) < 2 and found.role != "first"):
+                continue
+            judged += 1
+            first = next((w for w in stand_in.replace(".", " ").split() if len(w) > 1), "")  # initials kept as such
+            agreeing += name_gender(first) == found.gender
+    return agreeing, judged
+
+
 def figures(args: argparse.Namespace) -> list[Figure]:
     root = args.real_project.resolve()
     runners = detectors(root)
@@ -126,6 +148,9 @@ def figures(args: argparse.Namespace) -> list[Figure]:
     info = {"imdb_train": len(train[0]), "imdb_test": len(test[0]), "gum_sets": sorted(gum),
             "gum_person_mentions": sum(map(len, gum_persons)), "note": "GUM test/test2 never trained the detector"}
     out = [Figure("names_task.imdb.original.accuracy", float(base.mean()), "accuracy", where, info)]
+    agreeing, judged = honorific_agreement(gum_texts, gum_persons)
+    out.append(Figure("names_task.gum.honorific_agreement", agreeing / max(judged, 1), "share", where,
+                      {**info, "mentions_judged": judged, "note": "gold person mentions after Mr/Mrs/Ms/Miss/Sir/..."}))
     for tool, run in runners.items():
         found_gum, found_train, found_test = run(gum_texts), run(train[0]), run(test[0])
         for name, types in TYPE_SETS.items():
