@@ -71,6 +71,14 @@ def test_the_rules_leak_rate_counts_the_group_it_is_told_to() -> None:
     assert direct.set_index("setting").loc["names", "quasi_leak"] == 1.0
 
 
+def test_the_attackers_recall_is_counted_per_group_too() -> None:
+    from textsift.evaluation.privacy import attacker_recall
+
+    found = [[s for s in SPANS if identifier_group(s.label) == "quasi"]]  # the detector finds the quasi ones again
+    recall = attacker_recall([TEXT], [SPANS], [TEXT], found)
+    assert (recall["attacker.recall.direct"], recall["attacker.recall.quasi"]) == (0.0, 1.0)
+
+
 WORDS = ["met", "in", "wrote", "to", "on", "may", "of", "acme", "paris", "bob", "ann", "lee"]
 
 

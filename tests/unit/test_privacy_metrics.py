@@ -65,7 +65,7 @@ def test_attacker_recall_counts_original_spans_the_detector_finds_again() -> Non
     detected = [Span(3, 9, "LOC"), Span(22, 29, "PERSON"), Span(33, 40, "PHONE")]  # '[PHONE]' is no phone number
     metrics = attacker_recall([ORIGINAL], [SPANS], [moved], [detected])
     assert metrics == {"attacker.recall": 2 / 3, "attacker.recall.CITY": 1.0, "attacker.recall.PERSON": 1.0,
-                       "attacker.recall.PHONE": 0.0}
+                       "attacker.recall.PHONE": 0.0, "attacker.recall.direct": 0.5, "attacker.recall.quasi": 1.0}
     assert attacker_recall([ORIGINAL], [SPANS], [ORIGINAL], [[]])["attacker.recall"] == 0.0
     assert attacker_recall([ORIGINAL], [[]], [ORIGINAL], [[]]) == {}
 

@@ -54,12 +54,15 @@ def frontier_rows(
         utility_key: ``<classifier>.<test_on>.<metric>``; the reference row is always scored on
             the original test split.
 
-    The leak rate is the gold-span leak rate when the corpus has spans, over the spans of ``leak_of`` (``all``, or
-    the ``direct`` identifiers: ``privacy.leak.rate.direct``; NaN when the corpus has none of them); otherwise the
+    The leak rate and the attacker's recall count the spans of ``leak_of`` (``all``, or the ``direct``
+    identifiers: ``privacy.leak.rate.direct``, ``privacy.attacker.recall.direct``; NaN when the corpus has none of
+    them). The leak rate is the gold-span leak rate when the corpus has spans; otherwise the
     share of unchanged tokens stands in for it (``leak_source`` says which). ``leak_intervals`` must be over the
     same spans. The reference row leaks everything it has (rate 1) and changes nothing.
     """
     leak_key = LEAK_KEY if leak_of == "all" else f"{LEAK_KEY}.{leak_of}"
+    recall_key = ATTACK_INTERVALS["attacker_recall"] + ("" if leak_of == "all" else f".{leak_of}")
+    intervals = {**ATTACK_INTERVALS, "attacker_recall": recall_key}
     classifier, test_on, metric = utility_key.split(".")
     out = []
     for setting in utility["setting"].drop_duplicates():
@@ -77,7 +80,7 @@ def frontier_rows(
         leak_ci = (leak_intervals or {}).get(setting, NAN_PAIR) if has_spans else NAN_PAIR
         gains = [float(metrics[k]) for k in OUTSIDER_GAINS if k in metrics]
         attack_ci = {f"{column}_ci_{side}": float(metrics.get(f"{key}_ci_{side}", float("nan")))
-                     for column, key in ATTACK_INTERVALS.items() for side in ("low", "high")}
+                     for column, key in intervals.items() for side in ("low", "high")}
         out.append({
             "setting": setting, "mechanism": mechanisms.get(setting, "none"),
             "utility": float(match[metric].iloc[0]) if len(match) else float("nan"),
@@ -85,7 +88,7 @@ def frontier_rows(
             "leak_source": (f"gold spans ({leak_of})" if leak_of != "all" else "gold spans") if has_spans
             else "unchanged-token share",
             "quasi_leak": 1.0 if setting == REFERENCE else float(metrics.get(f"{LEAK_KEY}.quasi", float("nan"))),
-            "token_change": change, "attacker_recall": float(metrics.get("privacy.attacker.recall", float("nan"))),
+            "token_change": change, "attacker_recall": float(metrics.get(recall_key, float("nan"))),
             "interest_leak": 1.0 if setting == REFERENCE else float(metrics.get(INTEREST_KEY, float("nan"))),
             "interest_accuracy": float(metrics.get(INTEREST_ACCURACY_KEY, float("nan"))),
             "outsider_gain": max(gains) if gains else float("nan"),

@@ -130,6 +130,10 @@ def attacker_recall(
         return {}
     metrics = {"attacker.recall": sum(flags) / len(flags)}
     metrics.update({f"attacker.recall.{label}": sum(v) / len(v) for label, v in sorted(found.items())})
+    for group in ("direct", "quasi"):
+        chosen = [flag for label, values in found.items() if identifier_group(label) == group for flag in values]
+        if chosen:
+            metrics[f"attacker.recall.{group}"] = sum(chosen) / len(chosen)
     return metrics
 
 

@@ -29,6 +29,7 @@ import pandas as pd
 
 from textsift.config import BootstrapParams, InterestAttackParams
 from textsift.corpus import Span, spans_to_python
+from textsift.detection.params import identifier_group
 from textsift.device import Resolved, precision_autocast, resolve_device, resolve_precision
 from textsift.evaluation.bootstrap import ratio_interval
 from textsift.evaluation.privacy import attacker_flags, attacker_recall, cross_document_flags, cross_document_rate
@@ -122,6 +123,10 @@ class Attackers:
         flags = attacker_flags(self.originals, self.spans, texts, detected)
         metrics.update(self._interval("attacker.recall", setting, [sum(f for _, f in doc) for doc in flags],
                                       [len(doc) for doc in flags]))
+        direct = [[f for label, f in doc if identifier_group(label) == "direct"] for doc in flags]
+        if any(direct):  # the rule's attacker recall when it counts direct identifiers (recommend.leak_of)
+            metrics.update(self._interval("attacker.recall.direct", setting, [sum(doc) for doc in direct],
+                                          [len(doc) for doc in direct]))
         metrics.update(self._reidentification(setting, texts))
         if self.interest_model is not None:
             inferred = self._interests(texts)
