@@ -27,9 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.detector_real import presidio_tool
+from bench.detector_real import tools
 from bench.harness import Figure, cpu_device
-from textsift.artifacts import DETECTOR_POINTER
 from textsift.config import TfidfLogregParams, load_params
 from textsift.corpus import Span
 from textsift.detection.params import DIRECT_IDENTIFIERS, ENTITY_TYPES
@@ -76,18 +75,9 @@ def read_imdb(split: str, limit: int) -> tuple[list[str], list[str]]:
 
 
 def detectors(root: Path) -> dict[str, Detector]:
-    """textsift (when ``root`` holds a trained detector) and Presidio (when installed)."""
-    out: dict[str, Detector] = {}
-    if (root / DETECTOR_POINTER).exists():
-        from textsift.detect import detect
-
-        out["textsift"] = lambda texts: detect(texts, root=root)
-    else:
-        log.warning("no trained detector in %s (run `make run` first): textsift's figures skipped", root)
-    presidio = presidio_tool()
-    if presidio is not None:
-        out["presidio"] = presidio
-    return out
+    """textsift (when ``root`` holds a trained detector) and Presidio (when installed): ``detector_real``'s tools
+    without spaCy alone, which no one would redact with."""
+    return {name: run for name, run in tools(root).items() if name != "spacy"}
 
 
 def protect(texts: Sequence[str], spans: Sequence[Sequence[Span]], types: Sequence[str]) -> list[str]:
