@@ -27,7 +27,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -43,7 +42,7 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from textsift.config import IngestParams, SourceParams
-from textsift.corpus import Rejects, atomic_path
+from textsift.corpus import Rejects, atomic_path, remove_stale_temporaries
 from textsift.errors import InputError
 from textsift.readers import read_records
 from textsift.shutdown import sigterm_exits
@@ -165,25 +164,12 @@ def chunks(path: Path, source: SourceParams, ingest: IngestParams, require_label
         raise _changed(path, "the ids or texts of its records")
 
 
-def remove_stale_temporaries(target: Path, before: float) -> list[Path]:
-    """Remove the temporary files an earlier, killed run writing ``target`` left beside it (``.<name>.XXXXXXXX.tmp``,
-    :func:`textsift.corpus.atomic_path`'s ``mkstemp`` names: not ``.<name>.rejects.parquet.XXXXXXXX.tmp``) last
-    modified before ``before`` (a run that began after this one may be writing its own); the removed paths, logged by
-    name."""
-    own = re.compile(rf"\.{re.escape(target.name)}\.[a-z0-9_]{{8}}\.tmp")  # mkstemp's 8 characters: no other output's
-    stale = [p for p in target.parent.glob(f".{target.name}.*.tmp")
-             if own.fullmatch(p.name) and p.is_file() and p.stat().st_mtime < before]
-    for path in stale:
-        path.unlink(missing_ok=True)
-        log.info("removed %s, left by an earlier run that was stopped", path.name)
-    return stale
-
-
 @contextmanager
 def output_file(target: Path, started: float) -> Iterator[Path]:
     """A temporary path that replaces ``target`` when the block succeeds (:func:`textsift.corpus.atomic_path`), once
     the stale temporaries of runs before ``started`` are gone; SIGTERM inside is a clean exit that removes it."""
-    remove_stale_temporaries(target, started)
+    for stale in remove_stale_temporaries(target, before=started):
+        log.info("removed %s, left by an earlier run that was stopped", stale.name)
     with sigterm_exits(), atomic_path(target) as tmp:
         yield tmp
 

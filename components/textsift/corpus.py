@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -171,14 +172,22 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def remove_stale_temporaries(target: str | Path) -> list[Path]:
+def remove_stale_temporaries(target: str | Path, before: float | None = None) -> list[Path]:
     """Remove what a killed writer of ``target`` left beside it (:func:`atomic_path`'s ``.<name>.*.tmp`` files,
-    :func:`atomic_dir`'s ``.<name>.*`` folders); the removed paths. Only safe while no one else writes ``target``:
-    a stage instance calls it for its own outputs, under the project's run lock."""
+    :func:`atomic_dir`'s ``.<name>.*`` folders); the removed paths.
+
+    Without ``before``, only safe while no one else writes ``target``: a stage instance calls it for its own outputs,
+    under the project's run lock. A writer without that lock (``textsift privatize``) passes the time it began:
+    then only :func:`atomic_path`'s own temporaries of ``target`` (``.<name>.XXXXXXXX.tmp``, not another file's such
+    as ``<name>.rejects.parquet``) last modified before it go, since a run that began later may be writing its own.
+    """
     target = Path(target)
     if not target.parent.is_dir():
         return []
     stale = [p for p in target.parent.glob(f".{target.name}.*") if p.name.endswith((".tmp", ".old")) or p.is_dir()]
+    if before is not None:
+        own = re.compile(rf"\.{re.escape(target.name)}\.[a-z0-9_]{{8}}\.tmp")  # mkstemp's 8 characters
+        stale = [p for p in stale if own.fullmatch(p.name) and p.is_file() and p.stat().st_mtime < before]
     for path in stale:
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
