@@ -23,7 +23,7 @@ import pandas as pd
 from textsift import secret_key
 from textsift.chunked import CHUNK_DOCS, ChunkWriter, Progress, chunks, combine_metrics, output_file, plan
 from textsift.config import Params, SourceParams, load_params
-from textsift.corpus import spans_to_python, write_table
+from textsift.corpus import Rejects, remove_stale_temporaries, spans_to_python, write_table
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.evaluation.utility import score, train_tfidf_logreg
@@ -62,6 +62,13 @@ def rejects_path(output: Path) -> Path:
     return output.with_name(f"{output.name}.rejects.parquet")
 
 
+def write_rejects(rejects: Rejects, target: Path, started: float) -> None:
+    """Write the rejects file, once the temporaries a stopped run before ``started`` left of it are gone."""
+    for stale in remove_stale_temporaries(target, before=started):
+        log.info("removed %s, left by an earlier run that was stopped", stale.name)
+    write_table(rejects.to_table(), target)
+
+
 def check_output(output: Path, input_path: Path) -> tuple[str, bool]:
     """Fail before any work when the output cannot be written: bad suffix, the input itself,
     or a parent folder that cannot be created or written to; else its (format, gzipped)."""
@@ -88,10 +95,10 @@ def load_file(
     is enforced (after writing, so a failing run shows what was wrong); without it they are
     only counted and logged. Seeded splits keep a given split column.
     """
-    labelled = source.label_field is not None
+    labelled, started = source.label_field is not None, time.time()
     clean, rejected, total = validate_records(read_records(path, source), params.ingest, require_label=labelled)
     if rejects is not None:
-        write_table(rejected.to_table(), rejects)
+        write_rejects(rejected, rejects, started)
     check_usable(path.name, rejected, total, len(clean), rejects)
     if rejects is not None:
         check_reject_fraction(rejected, total, params.ingest.max_reject_fraction, str(rejects))
@@ -140,7 +147,7 @@ def privatize_file(
     labelled, ingest = source.label_field is not None, params.ingest.model_copy(update={"source": source})
     log.info("reading %s", input_path.name)
     planned = plan(input_path, source, ingest, params.seed, labelled)
-    write_table(planned.rejects.to_table(), rejects_path(output_path))
+    write_rejects(planned.rejects, rejects_path(output_path), planned.started)
     check_usable(input_path.name, planned.rejects, planned.total, planned.accepted, rejects_path(output_path))
     check_reject_fraction(planned.rejects, planned.total, params.ingest.max_reject_fraction,
                           str(rejects_path(output_path)))

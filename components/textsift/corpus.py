@@ -10,6 +10,7 @@ leaves a half-written artifact that a later stage trusts.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -24,6 +25,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from textsift.errors import StorageError
 
 SPLITS = ("train", "validation", "test")
 
@@ -134,6 +137,22 @@ def _as_if_created(path: Path, is_dir: bool) -> None:
     os.chmod(path, (0o777 if is_dir else 0o666) & ~_process_umask())
 
 
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+@contextmanager
+def _disk_full_named(target: Path) -> Iterator[None]:
+    """A full disk (or quota) while writing ``target`` becomes one line naming it and the fix, instead of a
+    writer's traceback (52 lines for one output; retried by the flow as if transient)."""
+    try:
+        yield
+    except OSError as err:
+        if err.errno in DISK_FULL or "No space left on device" in str(err):
+            raise StorageError(f"no space left on the disk holding {target} while writing it: free space there and "
+                               f"run again ({target.name} was left as it was)") from None
+        raise
+
+
 @contextmanager
 def atomic_path(target: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; on success it replaces ``target`` atomically."""
@@ -143,9 +162,10 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     os.close(fd)
     tmp_path = Path(tmp)
     try:
-        yield tmp_path
-        _as_if_created(tmp_path, is_dir=False)
-        os.replace(tmp_path, target)
+        with _disk_full_named(target):
+            yield tmp_path
+            _as_if_created(tmp_path, is_dir=False)
+            os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
@@ -158,16 +178,17 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        yield tmp
-        _as_if_created(tmp, is_dir=True)
-        if target.exists():
-            old = target.with_name(f".{target.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
+        with _disk_full_named(target):
+            yield tmp
+            _as_if_created(tmp, is_dir=True)
+            if target.exists():
+                old = target.with_name(f".{target.name}.old")
+                shutil.rmtree(old, ignore_errors=True)
+                os.replace(target, old)
+                os.replace(tmp, target)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

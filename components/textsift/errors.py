@@ -25,3 +25,8 @@ class QualityError(TextsiftError):
 
 class StageError(TextsiftError):
     """A stage was asked to run without its inputs, or under an unknown name."""
+
+
+class StorageError(TextsiftError):
+    """A file textsift reads or writes is damaged, or the disk it goes to is full; the message names the file and
+    the fix."""

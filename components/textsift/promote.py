@@ -9,9 +9,11 @@ the two never name different settings.
 (:mod:`textsift.evaluation.recommend`) — it never moves the alias, so a scheduled run cannot change what
 consumers of ``models:/<name>@recommended`` load. Promoting names the setting and the pipeline run (the
 MLflow parent run id ``make run`` prints), and needs a reason; a setting that failed the rule is refused
-unless the promoter says they accept it. Every move is recorded with who, when, why and what it replaced:
-on the version promoted (``textsift.promoted_*``) and in the registered model's history
-(``textsift.promotion.<UTC time>``).
+unless the promoter says they accept it. What is promoted is what was judged: a setting whose served form fails
+the rule (``textsift.served_passes``: the service's answers leak more than the ceiling, as a ``spans: both``
+setting's do, since a request carries no gold spans) has its privatizer refused on the same terms. Every move
+is recorded with who, when, why and what it replaced: on the version promoted (``textsift.promoted_*``) and in
+the registered model's history (``textsift.promotion.<UTC time>``).
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
     """Point ``name@recommended`` at the version ``setting`` got in pipeline run ``run_id``; record the move.
 
     Raises:
-        ConfigError: no reason; no such version; the setting failed the recommendation rule and
-            ``accept_failing`` is False.
+        ConfigError: no reason; no such version; the setting, or the privatizer that would ship it, failed the
+            recommendation rule and ``accept_failing`` is False.
     """
     if not reason.strip():
         raise ConfigError("promote: say why (--reason): every move of @recommended is recorded with its reason")
@@ -59,6 +61,11 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
         raise ConfigError(f"promote: {setting} did not pass the recommendation rule in run {run_id} "
                           f"({verdict.get('mlflow.note.content', 'no verdict recorded')}); pass --accept-failing "
                           "to promote it anyway (the reason is recorded)")
+    served = tracker.latest_version(privatizer, setting, run_id) if privatizer else None
+    if served is not None and verdict.get("textsift.served_passes") != "true" and not accept_failing:
+        raise ConfigError(f"promote: {setting}'s served form did not pass the recommendation rule in run {run_id} "
+                          f"({verdict.get('mlflow.note.content', 'no verdict recorded')}): what would ship is not what "
+                          "was judged; pass --accept-failing to promote it anyway (the reason is recorded)")
     previous = tracker.alias_version(name, ALIAS)
     who, when = by or getpass.getuser(), datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # keys the history
     tracker.set_model_alias(name, ALIAS, chosen["version"])
@@ -68,7 +75,6 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
                       version=chosen["version"])
     record = {"setting": setting, "version": chosen["version"], "run": run_id, "by": who, "reason": reason,
               "replaced": previous}
-    served = tracker.latest_version(privatizer, setting, run_id) if privatizer else None
     if served is not None:
         tracker.set_model_alias(privatizer, ALIAS, served["version"])
         tracker.tag_model(privatizer, {"textsift.promoted_by": who, "textsift.promoted_at": when,

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from textsift.config import TrackingParams
-from textsift.errors import ConfigError
+from textsift.errors import ConfigError, StorageError
 from textsift.locks import exclusive, is_alive, process_identity
 
 PARENT_ENV = "TEXTSIFT_PARENT_RUN_ID"
@@ -50,13 +50,27 @@ def _sqlite_store_lock(uri: str) -> Iterator[None]:
         return
     database = Path(uri.removeprefix("sqlite:///"))
     with exclusive(database.with_name(f".{database.name}.lock")):
-        if database.exists():
-            with closing(sqlite3.connect(database)) as db, db:
-                tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-                leftovers = [name for name in tables if name.startswith("_alembic_tmp_")]
-                for table in leftovers:
-                    db.execute(f'DROP TABLE "{table}"')
-        yield
+        try:
+            if database.exists():
+                with closing(sqlite3.connect(database)) as db, db:
+                    tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+                    leftovers = [name for name in tables if name.startswith("_alembic_tmp_")]
+                    for table in leftovers:
+                        db.execute(f'DROP TABLE "{table}"')
+            yield
+        except sqlite3.DatabaseError as err:
+            raise damaged_store(database, err) from None
+        except Exception as err:
+            if isinstance(err.__cause__ or err.__context__, sqlite3.DatabaseError):  # SQLAlchemy's wrapper
+                raise damaged_store(database, err.__cause__ or err.__context__) from None
+            raise
+
+
+def damaged_store(database: Path, err: BaseException) -> StorageError:
+    """The one-line error for an MLflow sqlite store that cannot be read (not a database, malformed, full disk)."""
+    reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+    return StorageError(f"the MLflow store {database} cannot be used ({reason}): restore it from a backup, or move "
+                        "it aside and run again (a new store is created; the stage cache re-trains models it lacks)")
 
 
 def git_commit(root: Path) -> str:

@@ -154,6 +154,20 @@ def test_each_privatized_corpus_classifier_is_registered_with_a_signature_and_on
     assert len(history) >= 2 and any('"setting": "red"' in h for h in history)
     with pytest.raises(ConfigError, match="say why"):
         promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], " ")
+    # red releases a corpus with gold + detected spans replaced and serves detected spans only: judged as served too
+    red = json.loads((flow_run["root"] / "metrics/privatize/red.json").read_text())
+    assert red["served.leak.rate"] >= red["privacy.leak.rate"]
+    red_run = by_setting["red"].run_id
+    assert client.get_run(red_run).data.tags["textsift.served_passes"] in ("true", "false")
+    judged = client.get_run(red_run).data.tags
+    client.set_tag(red_run, "textsift.passes", "true")  # a corpus that passes, a service that does not
+    client.set_tag(red_run, "textsift.served_passes", "false")
+    try:
+        with pytest.raises(ConfigError, match="served form did not pass"):
+            promote(tracker, "textsift-classifier", "red", result["parent_run_id"], "the corpus passed")
+    finally:
+        client.set_tag(red_run, "textsift.passes", judged["textsift.passes"])
+        client.set_tag(red_run, "textsift.served_passes", judged["textsift.served_passes"])
     # no fluent mlflow.set_tracking_uri (it sets MLFLOW_TRACKING_URI for the whole process): download, then load
     local = client.download_artifacts(by_setting["red"].run_id, "tfidf_logreg", str(tmp_path))
     model = mlflow.pyfunc.load_model(local)

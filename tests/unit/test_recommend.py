@@ -146,3 +146,17 @@ def test_documents_linked_to_their_person_fail_a_setting_on_the_upper_bound_of_t
     assert privacy_risk(table.set_index("setting").loc["mdp_eps50"]) == pytest.approx(0.19)
     assert "re-identification attacker's gain over chance <= 0.1" in proposal.rule
     assert recommend(table, RecommendParams(trir_gain=0.2), "u", 0.95).setting == "mdp_eps50"
+
+
+def test_a_setting_is_judged_as_served_too_and_its_served_form_fails_above_the_leak_ceiling() -> None:
+    """A passing setting whose service leaks more (detected spans only: a request has no gold spans) still passes
+    as a corpus release, but not as served; one without a served form (NaN) keeps its verdict."""
+    ceiling = RecommendParams().leak_rate
+    table = _rows(mdp_eps50={"served_leak": ceiling + 0.1}, mdp_wide={"served_leak": ceiling / 2})
+    verdicts = recommend(table, RecommendParams(), "u", 0.95).verdicts.set_index("setting")
+    assert verdicts.loc["mdp_eps50", "passes"] and not verdicts.loc["mdp_eps50", "served_passes"]
+    assert "not shippable as served" in verdicts.loc["mdp_eps50", "verdict"]
+    assert verdicts.loc["mdp_wide", "served_passes"] and "not shippable" not in verdicts.loc["mdp_wide", "verdict"]
+    assert not verdicts.loc["ds", "served_passes"]  # fails the rule: served or not
+    out = ranked(table, recommend(table, RecommendParams(), "u", 0.95)).set_index("setting")
+    assert not out.loc["original", "served_passes"] and out["served_passes"].dtype == bool

@@ -14,6 +14,7 @@ import pandas as pd
 
 REFERENCE = "original"
 LEAK_KEY = "privacy.leak.rate"
+SERVED_LEAK_KEY = "served.leak.rate"  # the service's answers on the test documents (privatize_attacks)
 CHANGE_KEY = "privacy.token_change_fraction"
 INTEREST_KEY = "privacy.interest.leak_rate"  # the IPI attacker's attribute leak (same name for every mechanism)
 INTEREST_ACCURACY_KEY = "privacy.interest.accuracy"  # ... and its accuracy against the corpus's known interests
@@ -44,7 +45,8 @@ def frontier_rows(
     document is about a person of the train split), the bootstrap intervals ``utility_ci_low/high`` (from the
     utility table's ``<metric>_ci_*`` columns), ``leak_rate_ci_low/high`` (from ``leak_intervals``, gold-span leak
     rates only), ``attacker_recall_ci_*``, ``interest_leak_ci_*``, ``cross_document_ci_*``, ``trir_rate_ci_*`` and
-    ``trir_gain_ci_*`` (from evaluate's attackers), and the classifier's
+    ``trir_gain_ci_*`` (from evaluate's attackers), ``served_leak`` (the leak rate of what the service answers
+    for the test documents, ``served.leak.rate``: NaN for a setting that is not served), and the classifier's
     ``accuracy_ci_low`` and ``majority_accuracy`` (the recommendation's majority check); NaN where absent.
 
     Args:
@@ -61,6 +63,7 @@ def frontier_rows(
     same spans. The reference row leaks everything it has (rate 1) and changes nothing.
     """
     leak_key = LEAK_KEY if leak_of == "all" else f"{LEAK_KEY}.{leak_of}"
+    served_key = SERVED_LEAK_KEY if leak_of == "all" else f"{SERVED_LEAK_KEY}.{leak_of}"
     recall_key = ATTACK_INTERVALS["attacker_recall"] + ("" if leak_of == "all" else f".{leak_of}")
     intervals = {**ATTACK_INTERVALS, "attacker_recall": recall_key}
     classifier, test_on, metric = utility_key.split(".")
@@ -88,6 +91,7 @@ def frontier_rows(
             "leak_source": (f"gold spans ({leak_of})" if leak_of != "all" else "gold spans") if has_spans
             else "unchanged-token share",
             "quasi_leak": 1.0 if setting == REFERENCE else float(metrics.get(f"{LEAK_KEY}.quasi", float("nan"))),
+            "served_leak": float(metrics.get(served_key, float("nan"))),
             "token_change": change, "attacker_recall": float(metrics.get(recall_key, float("nan"))),
             "interest_leak": 1.0 if setting == REFERENCE else float(metrics.get(INTEREST_KEY, float("nan"))),
             "interest_accuracy": float(metrics.get(INTEREST_ACCURACY_KEY, float("nan"))),

@@ -17,6 +17,10 @@ is judged on ``EMBEDDING_CRITERIA`` (:func:`judge_embeddings`): the keyword atta
 accuracy − 1 of the stronger of the clean-trained and the noise-aware attacker) and the cross-release solver's
 gain over what composing two releases allows (:mod:`textsift.evaluation.cross_release`).
 
+What is promoted is what was judged: a served setting is also judged as it is served (``served_passes``): it
+passes, and the leak of the service's answers (``served_leak``: a request carries no gold spans) is within the
+leak ceiling. ``textsift promote`` refuses to ship a privatizer whose served form fails.
+
 Pure: a frontier table in (:func:`textsift.evaluation.frontier.frontier_table`), verdicts out.
 """
 
@@ -65,7 +69,7 @@ class Recommendation:
 
     setting: str | None
     rule: str
-    verdicts: pd.DataFrame  # setting, passes, privacy_risk, utility_low, verdict
+    verdicts: pd.DataFrame  # setting, passes, served_passes, privacy_risk, utility_low, verdict
 
     def summary(self) -> str:
         """One line: what is proposed and why, or that nothing is."""
@@ -144,13 +148,24 @@ def _failures(row: pd.Series, params: RecommendParams) -> tuple[list[str], list[
     return failed, skipped
 
 
+def served_failure(row: pd.Series, params: RecommendParams) -> str | None:
+    """Why a setting's served form fails the rule it passes on its released corpus (its answers leak more than the
+    ceiling: a request carries no gold spans), or None."""
+    leak = row.get("served_leak")
+    if _finite(leak) and float(leak) > params.leak_rate:
+        return (f"served (a request carries no gold spans), its {_label(CRITERIA[0], params)} is {float(leak):.3f} "
+                f"> {params.leak_rate:g}")
+    return None
+
+
 def recommend(table: pd.DataFrame, params: RecommendParams, utility_name: str, level: float) -> Recommendation:
     """Judge every privatized setting of the frontier table; propose the best that passes (or none)."""
     rows = []
     for _, row in table[table["setting"] != REFERENCE].iterrows():
         failed, skipped = _failures(row, params)
         rows.append({"setting": str(row["setting"]), "passes": not failed, "privacy_risk": privacy_risk(row),
-                     "utility_low": utility_low(row), "failed": failed, "skipped": skipped})
+                     "utility_low": utility_low(row), "failed": failed, "skipped": skipped,
+                     "served_failure": served_failure(row, params)})
     passing = sorted((r for r in rows if r["passes"]), key=lambda r: (-r["utility_low"], r["privacy_risk"],
                                                                        r["setting"]))
     chosen = passing[0] if passing else None
@@ -165,7 +180,11 @@ def recommend(table: pd.DataFrame, params: RecommendParams, utility_name: str, l
                             f"{chosen['utility_low']:.3f} ({chosen['setting']}){note}")
         else:
             r["verdict"] = "fails: " + "; ".join(r["failed"]) + note
-    verdicts = pd.DataFrame(rows, columns=["setting", "passes", "privacy_risk", "utility_low", "verdict"])
+        r["served_passes"] = r["passes"] and r["served_failure"] is None
+        if r["passes"] and r["served_failure"]:
+            r["verdict"] += f"; not shippable as served: {r['served_failure']}"
+    verdicts = pd.DataFrame(rows, columns=["setting", "passes", "served_passes", "privacy_risk", "utility_low",
+                                           "verdict"])
     return Recommendation(chosen["setting"] if chosen else None, rule_text(params, utility_name, level), verdicts)
 
 
@@ -176,9 +195,9 @@ def ranked(table: pd.DataFrame, recommendation: Recommendation) -> pd.DataFrame:
     merged = table.merge(recommendation.verdicts, on="setting", how="left")
     reference = merged["setting"] == REFERENCE
     merged.loc[reference, "privacy_risk"] = 1.0  # the original text: everything an attacker wants
-    merged.loc[reference, "passes"] = False
+    merged.loc[reference, ["passes", "served_passes"]] = False
     merged.loc[reference, "verdict"] = "the original text (reference)"
-    merged["passes"] = merged["passes"].astype(bool)
+    merged[["passes", "served_passes"]] = merged[["passes", "served_passes"]].astype(bool)
     merged["recommended"] = merged["setting"] == recommendation.setting
     # an unmeasured value is the worst, never a Pareto advantage (NaN compares False with everything)
     merged["pareto"] = pareto_flags(merged["utility_drop"].fillna(math.inf).tolist(),

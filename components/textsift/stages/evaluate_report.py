@@ -227,6 +227,7 @@ def log_setting_runs(
                                              "textsift.mechanism": str(row["mechanism"]),
                                              "textsift.pareto": str(bool(row["pareto"])).lower(),
                                              "textsift.passes": str(bool(row["passes"])).lower(),
+                                             "textsift.served_passes": str(bool(row["served_passes"])).lower(),
                                              "textsift.recommended": str(bool(row["recommended"])).lower(),
                                              "mlflow.note.content": f"{key}: {row['verdict']}"})
         setting = ctx.params.privatize.settings.get(key)
@@ -237,7 +238,7 @@ def log_setting_runs(
                    "frontier.utility": row["utility"], "frontier.utility_drop": row["utility_drop"],
                    "frontier.leak_rate": row["leak_rate"], "frontier.pareto": float(row["pareto"]),
                    "privacy.token_change_fraction": row["token_change"], "frontier.interest_leak": row["interest_leak"],
-                   "frontier.interest_accuracy": row["interest_accuracy"]}
+                   "frontier.interest_accuracy": row["interest_accuracy"], "frontier.served_leak": row["served_leak"]}
         metrics.update({f"frontier.{column}": row[column] for column in INTERVAL_COLUMNS})
         metrics.update({f"frontier.{c}_ci_{side}": row[f"{c}_ci_{side}"] for c in ATTACK_INTERVALS
                         for side in ("low", "high")})

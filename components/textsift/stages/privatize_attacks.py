@@ -11,7 +11,10 @@ dictionary attacker: the corpus's gold person names as candidates, a name confir
 recomputed pseudonym is in the published document (``attack.dictionary.*``). A served setting also gets the oracle
 attacker, who holds an API token: it sends "My name is <candidate>." under a published document's id for every
 candidate name and looks for the answer's stand-in in that published document (``attack.oracle.*``), through the
-very code the service runs (:func:`textsift.serving.served_privatize`).
+very code the service runs (:func:`textsift.serving.served_privatize`), and is judged as it is served: the
+gold-span leak of the service's answers on the test documents (``served.leak.rate``, by type and identifier group),
+since a request carries no gold spans (a ``spans: both`` setting releases a corpus with gold + detected spans
+replaced, and serves detected spans only).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 
 from textsift.config import Setting
 from textsift.evaluation.outsider import dictionary_attack, replay_agreement
+from textsift.evaluation.privacy import leak_rates
 from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.redact.redactor import pseudonym_of
 from textsift.mechanisms.registry import document_wise, mechanism
@@ -103,11 +107,27 @@ def oracle_metrics(docs: Documents, published: list[str], test: np.ndarray, name
             **({"attack.oracle.false": float(np.mean(wrong))} if wrong else {})}
 
 
+def served_leak_metrics(docs: Documents, test: np.ndarray, name: str, setting: Setting, resources: Resources,
+                        key: SecretKey) -> dict[str, float]:
+    """``served.leak.rate`` (``.<LABEL>``, ``.direct``, ``.quasi``): the share of the test documents' gold spans that
+    survive in what the service answers for those documents (what promote checks before shipping). Nothing for a
+    setting that is not served or a corpus without gold spans."""
+    implementation = mechanism(setting.kind)
+    rows = [int(i) for i in np.flatnonzero(test)]
+    if not servable(implementation, setting) or not any(docs.gold[i] for i in rows):
+        return {}
+    _, answers = served_privatize(implementation, setting, resources, served_key(key, name, setting),
+                                  [docs.texts[i] for i in rows], [docs.ids[i] for i in rows])
+    leaks = leak_rates([docs.texts[i] for i in rows], [docs.gold[i] for i in rows], answers)
+    return {f"served.{k}": v for k, v in leaks.items() if k.startswith("leak.rate")}
+
+
 def outsider_metrics(docs: Documents, published: list[str], test: np.ndarray, name: str, setting: Setting,
                      resources: Resources, guess: Key, key: SecretKey) -> dict[str, float]:
     """The outsider's attacks on one setting's published corpus, guessing ``guess`` (the public seed) as the key;
     the baseline replays under a key derived from the secret ``key`` (unknowable, and the same on every run, so
-    the metrics reproduce); and, for a served setting, the oracle with an API token."""
+    the metrics reproduce); and, for a served setting, the oracle with an API token and the served answers' leak."""
     return {**replay_metrics(docs, published, test, setting, resources, guess, key.derive("outsider.baseline")),
             **dictionary_metrics(docs, published, test, setting, guess),
-            **oracle_metrics(docs, published, test, name, setting, resources, key)}
+            **oracle_metrics(docs, published, test, name, setting, resources, key),
+            **served_leak_metrics(docs, test, name, setting, resources, key)}
