@@ -23,7 +23,7 @@ export DVC_SITE_CACHE_DIR ?= $(CURDIR)/.dvc/tmp/site_cache
 # tests.reap stops whatever a test left running (a timed-out test's servers) when pytest exits.
 TEST_WORKERS ?= 2
 
-.PHONY: setup run repro test bench lint mlflow-ui clean
+.PHONY: setup run repro test fuzz bench lint mlflow-ui clean
 
 # The lock installs with uv (itself pinned, installed by pip): ~1 min cold and ~40 s from uv's cache on a second
 # clone, against 2.1-2.4 min with pip. uv reads no pip config, so pip's find-links (where a machine keeps local
@@ -53,6 +53,12 @@ repro: setup  ## the same stages through DVC
 test: setup
 	$(BIN)/ruff check components flows tests bench
 	$(BIN)/python -m tests.reap -- $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(PYTEST_ARGS)
+
+FUZZ_INPUTS ?= 10000
+
+fuzz: setup  ## the fuzz tests at nightly depth: FUZZ_INPUTS generated inputs per surface (readers, params, REST API)
+	TEXTSIFT_FUZZ_INPUTS=$(FUZZ_INPUTS) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=10 \
+	  tests/unit/test_fuzz_readers.py tests/unit/test_fuzz_params.py tests/unit/test_fuzz_api.py
 
 BENCH_STAMP := $(VENV)/.bench-$(shell cat requirements/bench.txt | sha256sum | cut -c1-12)
 

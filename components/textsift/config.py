@@ -435,6 +435,8 @@ def load_params(path: str | Path = "params.yaml") -> Params:
         raise ConfigError(f"{path}: no such params file (run from the project root or pass --params)")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: not valid YAML ({err.__class__.__name__})") from None
     if raw is not None and not isinstance(raw, dict):

@@ -3,7 +3,8 @@ contract, never a traceback, and no error echoes a text it was sent.
 
 Examples (derandomized: CI sees the same ones every run): 100 arbitrary JSON values, 100 near-valid bodies (records of
 fuzzed texts with lone surrogates, ids of any type up to 5000-digit integers, extra keys) and 50 arbitrary byte strings
-— 250 requests; about 4 s on two shared cores (plus importing the app).
+— 250 requests; about 4 s on two shared cores (plus importing the app). ``make fuzz`` sends 10,000
+(:mod:`tests.fuzzing`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import json
 
 import pandas as pd
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.fuzzing import fuzz
 from textsift.serving.app import create_app
 
 TOKEN = "t" * 24
@@ -32,8 +34,8 @@ class EchoModel:
 CLIENT = TestClient(create_app(EchoModel(), TOKEN, "fake", "fp", max_bytes=20_000, max_records=8, rate_limit=0),
                     raise_server_exceptions=True)
 HEADERS = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
-FUZZ = settings(max_examples=100, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow])
+SURFACE = 250  # requests per CI run: 100 + 100 + 50
+FUZZ = fuzz(100, SURFACE)
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=20))
 _json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
@@ -81,7 +83,7 @@ def test_near_valid_bodies_get_an_answer_of_the_contract_that_echoes_no_text(rec
         assert [r["text"] for r in response.json()["records"]] == [r["text"].upper() for r in records]
 
 
-@settings(max_examples=50, deadline=None, derandomize=True, database=None)
+@fuzz(50, SURFACE)
 @given(body=st.binary(max_size=300))
 def test_any_bytes_get_an_answer_of_the_contract(body: bytes) -> None:
     _check(_post(body), [])

@@ -3,7 +3,7 @@ exception — and no error message holds the input's text.
 
 Examples (derandomized, so CI sees the same ones every run): 150 arbitrary byte strings and 150 generated
 near-valid inputs per format (csv, tsv, jsonl, conll, txt as tsv), plus 40 byte strings as gzipped jsonl — 1,540 in
-all; about 16 s on two shared cores.
+all; about 16 s on two shared cores. ``make fuzz`` draws 10,000 (:mod:`tests.fuzzing`).
 """
 
 from __future__ import annotations
@@ -15,17 +15,18 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.fuzzing import fuzz
 from textsift.config import SourceParams
 from textsift.corpus import RawRecord
 from textsift.errors import InputError
 from textsift.readers import read_records
 
 FORMATS = ("csv", "tsv", "jsonl", "conll", "txt")
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow])
+SURFACE = 1_540  # inputs per CI run: 150 x 2 tests x 5 formats + 40 gzipped
+FUZZ = fuzz(150, SURFACE)
 SRC = SourceParams(kind="file", path="x", id_field="id", spans_field="spans")
 MARKER = "Zqxv"  # the start of every generated field value: an echoed value is found in a message by it
 _WORDS = st.text(alphabet=string.ascii_letters + " \t,\"'\\{}[]:-\r\n\x00é\u2028", max_size=12)
@@ -97,7 +98,7 @@ def test_near_valid_input_never_echoes_its_text_in_an_error(fmt: str, data: st.D
         assert all(isinstance(r, RawRecord) for r in got)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@fuzz(40, SURFACE)
 @given(data=st.binary(max_size=300), compress=st.booleans())
 def test_a_gzipped_file_of_any_bytes_gives_records_or_an_input_error(data: bytes, compress: bool) -> None:
     """Compressed or not (a file named .gz that is not gzip), possibly cut short."""
