@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from textsift.catalog import path as catalog_path
-from textsift.corpus import atomic_dir, write_json
+from textsift.corpus import atomic_dir, remove_stale_temporaries, write_json
 from textsift.errors import StageError
 from textsift.locks import STATE_DIR, exclusive
 
@@ -110,6 +110,7 @@ def materialize(pointer: dict, source: ArtifactSource, cache_root: str | Path) -
     """
     target = Path(cache_root) / pointer["sha256"]
     with exclusive(Path(cache_root) / f".{pointer['sha256']}.lock"):
+        remove_stale_temporaries(target)  # a download killed midway: nobody else writes it while we hold the lock
         if target.exists():
             if dir_sha256(target) == pointer["sha256"]:
                 return target

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from textsift.config import Params
-from textsift.corpus import write_json
+from textsift.corpus import remove_stale_temporaries, write_json
 from textsift.dvc_render import stage_deps
 from textsift.registry import StageInstance
 
@@ -83,6 +83,8 @@ def lookup(instance: StageInstance, digest: str, root: Path) -> dict[str, float]
 
 
 def store(instance: StageInstance, digest: str, root: Path, metrics: dict[str, float]) -> None:
-    """Record a successful run: its input digest, its outputs' digests and its metrics (atomically)."""
+    """Record a successful run: its input digest, its outputs' digests and its metrics (atomically), once the
+    temporaries a run of this instance killed while recording left are gone (the caller holds the run lock)."""
+    remove_stale_temporaries(_record_path(instance, root))
     write_json({"inputs": digest, "outputs": _outputs(instance, root), "metrics": metrics},
                _record_path(instance, root))

@@ -34,7 +34,7 @@ from typing import Any
 
 from textsift.artifacts import dir_sha256
 from textsift.code_deps import module_files
-from textsift.corpus import atomic_dir, write_json
+from textsift.corpus import atomic_dir, remove_stale_temporaries, write_json
 from textsift.locks import exclusive
 
 ENV = "TEXTSIFT_CACHE_DIR"
@@ -107,6 +107,7 @@ def cached_model(name: str, digest: str, build: Callable[[Path], Mapping[str, fl
         found = _verified(place)
         if found is not None:
             return found
+        remove_stale_temporaries(place)  # a build killed midway: nobody else writes it while we hold the lock
         shutil.rmtree(place, ignore_errors=True)  # damaged or half-removed: nobody reads it while we hold the lock
         with atomic_dir(place) as tmp:
             metrics = dict(build(tmp / MODEL))

@@ -81,11 +81,14 @@ DVC_PARAMS = {
 }
 
 
-def dvc_run(cmd: list[str], cwd: Path, check: bool = True) -> str:
-    """Run a command (dvc, textsift, git) in a DVC project with this venv's tools, without the caller's key and
-    without the per-user model cache (every model trained from scratch: the identity checks compare real trainings)."""
+def dvc_run(cmd: list[str], cwd: Path, check: bool = True, model_cache: bool = False) -> str:
+    """Run a command (dvc, textsift, git) in a DVC project with this venv's tools, without the caller's key and,
+    unless ``model_cache``, without the per-user model cache (every model trained from scratch: the identity checks
+    compare real trainings)."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "DVC_SITE_CACHE_DIR": str(cwd / ".dvc-site"), "TEXTSIFT_CACHE_DIR": "off"}
+           "DVC_SITE_CACHE_DIR": str(cwd / ".dvc-site")}
+    if not model_cache:
+        env["TEXTSIFT_CACHE_DIR"] = "off"
     env.pop("TEXTSIFT_SECRET_KEY", None)
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0 or not check, f"{cmd} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"

@@ -32,7 +32,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     try:
         yield folder
     finally:
-        subprocess.run(["umount", str(folder)], capture_output=True, check=False)
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)  # lazy: MLflow holds the db
 
 
 def _corpus(n: int) -> pd.DataFrame:

@@ -1,0 +1,84 @@
+"""Standing fault injection: a flow killed (SIGKILL) at 30+ commit points across its stages, rerun each time, ends
+with the bytes of a run that was never interrupted.
+
+One chain: the flow runs in a child process (a fork of a forkserver that imported it once) that kills itself at a
+new commit point — just before or after an output takes its place (:mod:`tests.integration.fault_points`); the next
+child reruns the flow, which skips what completed and redoes the rest, until ``KILLS`` kills are spent and a child
+runs to the end. The reference is the same project, same key, run once without a fault (``flow_run``).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import FULL_PIPELINE, make_project, sha256
+from tests.integration.fault_points import TEMPORARY
+from textsift.config import load_params
+from textsift.registry import instances
+from textsift.secret_key import KEY_FILE
+
+pytestmark = pytest.mark.integration
+KILLS = 32
+CHANCE = 0.35  # of a kill at each new commit point: kills spread over the whole run, not bunched at its start
+
+
+def _outputs(root: Path) -> dict[str, str]:
+    """sha256 of every output the stages write (data, models, metrics, reports), by path."""
+    found = {}
+    for folder in ("data", "models", "metrics", "reports"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file():
+                found[str(path.relative_to(root))] = sha256(path)
+    return found
+
+
+@pytest.fixture(scope="module")
+def killed_chain(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> dict:
+    from prefect.server.api.server import SubprocessASGIServer
+
+    root = make_project(tmp_path_factory.mktemp("killed"), **FULL_PIPELINE)
+    (root / KEY_FILE).parent.mkdir(parents=True)
+    shutil.copy(flow_run["root"] / KEY_FILE, root / KEY_FILE)  # the same key holder: the same draws
+    used = root.parent / "kill_points.txt"
+    os.environ.setdefault("PREFECT_API_URL", SubprocessASGIServer().api_url)  # the session's temporary API
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["tests.integration.fault_points"])
+    from tests.integration.fault_points import run_killed
+
+    codes = []
+    for attempt in range(KILLS + 1):
+        chance = CHANCE if attempt < KILLS else 0.0
+        child = context.Process(target=run_killed, args=(str(root), str(used), attempt, chance))
+        child.start()
+        child.join(timeout=300)
+        codes.append(child.exitcode)
+        if child.exitcode == 0:
+            break
+        assert child.exitcode == -9, f"child {attempt} ended with {child.exitcode}, not killed"
+    points = used.read_text(encoding="utf-8").split("\n")[:-1] if used.exists() else []
+    return {"root": root, "codes": codes, "points": points}
+
+
+def test_thirty_kills_across_the_stages_then_the_bytes_of_an_uninterrupted_run(flow_run: dict,
+                                                                              killed_chain: dict) -> None:
+    points = killed_chain["points"]
+    assert killed_chain["codes"][-1] == 0 and len(points) == KILLS == len(killed_chain["codes"]) - 1
+    folders = {p.split(" ", 1)[1].split("/")[0] for p in points}
+    assert {"data", "metrics"} <= folders, points
+    stages = {inst.stage.name for inst in instances(load_params(flow_run["root"] / "params.yaml"))}
+    hit = {stage for stage in stages if any(stage in point for point in points)}
+    assert len(hit) >= len(stages) // 2, (sorted(hit), points)  # spread over the run, not one stage
+    want, got = _outputs(flow_run["root"]), _outputs(killed_chain["root"])
+    assert set(got) == set(want), sorted(set(got) ^ set(want))
+    differ = sorted(path for path in want if got[path] != want[path])
+    assert not differ, (differ, points)
+    leftovers = [p for p in killed_chain["root"].rglob(".*")
+                 if p.name.endswith((".tmp", ".old")) or (p.is_dir() and TEMPORARY.search(str(p)))]
+    assert not leftovers  # every temporary a kill left was removed by the run that redid its write
+    assert json.loads((killed_chain["root"] / "metrics/evaluate.json").read_text())
