@@ -38,6 +38,7 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 LONGEST_FIRST = ("test_dvc_repro.py",  # 331
                  "test_dvc_key_rotation.py",  # 175
                  "test_pipeline_flow.py",  # 72
+                 "test_fault_injection.py",  # ~300 (32 killed runs and their reruns)
                  "test_dask_runner.py",  # 55
                  "test_mlflow_server.py",  # 54
                  "test_user_model_cache.py",  # 47

@@ -164,7 +164,8 @@ def test_each_privatized_corpus_classifier_is_registered_with_a_signature_and_on
     client.set_tag(red_run, "textsift.served_passes", "false")
     try:
         with pytest.raises(ConfigError, match="served form did not pass"):
-            promote(tracker, "textsift-classifier", "red", result["parent_run_id"], "the corpus passed")
+            promote(tracker, "textsift-classifier", "red", result["parent_run_id"], "the corpus passed",
+                    privatizer="textsift-privatizer")
     finally:
         client.set_tag(red_run, "textsift.passes", judged["textsift.passes"])
         client.set_tag(red_run, "textsift.served_passes", judged["textsift.served_passes"])

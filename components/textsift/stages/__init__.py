@@ -110,8 +110,9 @@ class StageContext:
 
     def write_metrics(self, name: str, metrics: dict[str, float]) -> None:
         """Write the stage's DVC metrics file (catalog artifact ``name``): every metric except timings
-        (``*_per_s``, ``*seconds``), which vary run to run and would make ``dvc repro`` outputs differ."""
-        write_json({k: v for k, v in metrics.items() if not _is_timing(k)}, self.output(name))
+        (``*_per_s``, ``*seconds``), which vary run to run and would make ``dvc repro`` outputs differ, each as a
+        float (a count is 9 when just trained and 9.0 when read back from a cache: one value, one set of bytes)."""
+        write_json({k: float(v) for k, v in metrics.items() if not _is_timing(k)}, self.output(name))
 
     def log_metrics(self, metrics: dict[str, float]) -> None:
         """Record aggregate metrics for this stage (sent to MLflow at the end, and now)."""
