@@ -23,7 +23,8 @@ from textsift.config import load_params
 from textsift.registry import instances
 from textsift.secret_key import KEY_FILE
 
-pytestmark = pytest.mark.integration
+# ~390 s on 2 busy cores (a reference run, then 32 killed runs and the last one): its own limit, far above that
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 KILLS = 32
 CHANCE = 0.35  # of a kill at each new commit point: kills spread over the whole run, not bunched at its start
 
