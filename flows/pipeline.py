@@ -47,6 +47,7 @@ from flows.run_summary import (  # noqa: E402
     ARTIFACT_KEY,
     TIMES_KEY,
     parent_run_name,
+    proposal_lines,
     stage_time_lines,
     stage_times,
     summary_markdown,
@@ -287,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Utility table: {root / catalog_path('utility_table')}")
     print(f"Frontier: {root / catalog_path('frontier')}")
     print(f"Report: {root / catalog_path('report')}")
+    print("\n".join(proposal_lines(root, result["parent_run_id"])))
     print("Time per stage (this run; stages run side by side):")
     print("\n".join(stage_time_lines(result["times"])))
     return 0

@@ -61,6 +61,27 @@ def frontier_table(root: Path) -> list[str]:
     return lines
 
 
+def proposal_lines(root: Path, run_id: str) -> list[str]:
+    """What the run proposes and the exact command that ships it (the end of ``make run``'s log), or that nothing
+    passed; empty when evaluate wrote no frontier."""
+    path = root / FRONTIER
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    proposed = [row for row in rows if row.get("recommended") == "True"]
+    if not proposed:
+        return ["Proposed setting: none passes the recommendation rule (each setting's verdict: the frontier and "
+                "the report)."]
+    row = proposed[0]
+    served = "" if row.get("served_passes", "True") == "True" else (
+        f" Served, it leaks {_cell(row.get('served_leak', ''))} (a request carries no gold spans): promote refuses it "
+        "without --accept-failing.")
+    return [f"Proposed setting: {row['setting']} ({row['mechanism']}; utility lower bound {_cell(row['utility_low'])}, "
+            f"privacy risk {_cell(row['privacy_risk'])}).{served} To approve it:",
+            f'  textsift promote {row["setting"]} --run {run_id} --reason "<why you chose it>"']
+
+
 def summary_markdown(root: Path, run_name: str, tracking_uri: str, experiment_id: str, run_id: str) -> str:
     """The artifact's markdown: where the MLflow runs and the report are, and the frontier."""
     link = mlflow_run_link(tracking_uri, experiment_id, run_id)
