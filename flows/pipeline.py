@@ -58,6 +58,7 @@ from flows.temporary_api import start_temporary_api  # noqa: E402
 from textsift import secret_key  # noqa: E402
 from textsift.catalog import path as catalog_path  # noqa: E402
 from textsift.config import Params, flatten, load_params  # noqa: E402
+from textsift.corpus import disk_full_named  # noqa: E402
 from textsift.errors import TextsiftError  # noqa: E402
 from textsift.locks import check_no_run, project_run, take_killed_runs  # noqa: E402
 from textsift.registry import instances, upstream_instances  # noqa: E402
@@ -188,7 +189,7 @@ def pipeline(root: str = ".", params_path: str | None = None, gpu_resource: str 
     params = load_params(params_file)
     if secret_block:
         use_secret_block(secret_block)
-    with project_run(root_path, flow_run_id=str(runtime.flow_run.id)):
+    with disk_full_named(root_path, "the pipeline ran"), project_run(root_path, flow_run_id=str(runtime.flow_run.id)):
         fingerprint = secret_key.ensure(root_path).fingerprint  # a fresh project's key, made before any stage
         logger.info("secret key %s", fingerprint)
         for left in take_killed_runs(root_path):

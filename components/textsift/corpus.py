@@ -26,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from textsift.errors import StorageError
+from textsift.errors import StorageError, TextsiftError
 
 SPLITS = ("train", "validation", "test")
 
@@ -138,6 +138,36 @@ def _as_if_created(path: Path, is_dir: bool) -> None:
 
 
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def is_disk_full(err: BaseException) -> bool:
+    """Whether ``err`` or an exception it was raised from is a full disk or quota (an OSError's ENOSPC/EDQUOT,
+    sqlite's "database or disk is full" under MLflow's and SQLAlchemy's wrappers)."""
+    seen: BaseException | None = err
+    for _ in range(20):  # a chain, never a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and seen.errno in DISK_FULL:
+            return True
+        if "No space left on device" in str(seen) or "database or disk is full" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+@contextmanager
+def disk_full_named(folder: Path, doing: str) -> Iterator[None]:
+    """A full disk while ``doing`` (anything: outputs, MLflow's store and artifacts) becomes one line naming the
+    project folder and the fix, never retried as if transient."""
+    try:
+        yield
+    except TextsiftError:
+        raise
+    except Exception as err:
+        if is_disk_full(err):
+            raise StorageError(f"no space left on the disk holding {folder} while {doing}: free space there and run "
+                               "again (what was written is whole; the rerun redoes only what is missing)") from None
+        raise
 
 
 @contextmanager

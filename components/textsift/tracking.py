@@ -12,6 +12,7 @@ accepts document text.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import subprocess
@@ -96,6 +97,9 @@ class Tracker:
     def __init__(self, params: TrackingParams, root: Path) -> None:
         from mlflow.tracking import MlflowClient
 
+        # MLflow logs every database error with its traceback before raising it (set after its import: MLflow
+        # configures its loggers then); textsift reports the raised error, a damaged or full store as one line
+        logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
         self.root = root
         self.params = params  # what to log and register (not stage params: they change no output)
         self.uri = resolve_uri(params, root)

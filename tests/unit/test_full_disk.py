@@ -83,3 +83,28 @@ def test_a_damaged_mlflow_store_is_named_with_the_fix(tmp_path: Path) -> None:
     (tmp_path / "mlruns.db").write_bytes(b"not a database, " * 64)
     with pytest.raises(StorageError, match=r"mlruns.db cannot be used \(file is not a database\): restore it"):
         Tracker(TrackingParams(), tmp_path)
+
+
+def test_a_full_disk_under_any_wrapper_is_one_line_naming_the_project_and_other_errors_pass_through(
+        tmp_path: Path) -> None:
+    """What a stage meets on a full disk: MLflow's exception raised from SQLAlchemy's from sqlite's, or an OSError
+    copying an artifact; both become one StorageError (never retried by the flow), anything else is untouched."""
+    import errno
+    import sqlite3
+
+    from mlflow.exceptions import MlflowException
+
+    from textsift.corpus import disk_full_named
+
+    def wrapped() -> None:
+        try:
+            raise sqlite3.OperationalError("database or disk is full")
+        except sqlite3.OperationalError as err:
+            raise MlflowException("(sqlite3.OperationalError) database or disk is full") from err
+
+    for fault in (wrapped, lambda: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device"))):
+        with pytest.raises(StorageError, match=rf"no space left on the disk holding {tmp_path} while stage x ran"):
+            with disk_full_named(tmp_path, "stage x ran"):
+                fault()
+    with pytest.raises(KeyError), disk_full_named(tmp_path, "stage x ran"):
+        raise KeyError("not a disk")

@@ -21,7 +21,7 @@ from textsift.artifacts import MODEL_CACHE, MODEL_POINTERS, materialize, model_p
 from textsift.catalog import artifact
 from textsift.catalog import path as catalog_path
 from textsift.config import Params, flatten, load_params, select
-from textsift.corpus import remove_stale_temporaries, write_json
+from textsift.corpus import disk_full_named, remove_stale_temporaries, write_json
 from textsift.datasets import stage_datasets
 from textsift.declared_params import DeclaredParams
 from textsift.errors import StageError
@@ -169,6 +169,12 @@ def run_stage(
             start (StageError, never retried); a running stage is stopped by Prefect's timeout.
     """
     root = Path(root).resolve()
+    with disk_full_named(root, f"stage {name}{'@' + key if key else ''} ran"):
+        return _run_stage(name, root, params_path, key, parent_run_id, use_cache, deadline)
+
+
+def _run_stage(name: str, root: Path, params_path: str | Path | None, key: str | None, parent_run_id: str | None,
+               use_cache: bool, deadline: float | None) -> dict[str, float]:
     params = load_params(params_path or root / "params.yaml")
     instance = StageInstance(get_stage(name), key)
     stage_params = _stage_params(params, instance)
