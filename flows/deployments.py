@@ -2,7 +2,9 @@
 
 ``prefect.yaml`` (project root) is the one deployment recipe: ``prefect deploy --all`` registers it for a
 process work pool; this module serves the same deployment — its name, cron schedule and parameters read
-from that file — without a work pool, so the two never carry different schedules. With a Prefect server
+from that file — without a work pool, so the two never carry different schedules or limits. One run at a time:
+a scheduled run that starts while another runs is enqueued (``concurrency_limit``: 1, ``ENQUEUE``) and starts
+when it ends, instead of failing on the project's run lock. With a Prefect server
 (``PREFECT_API_URL``) it shows in the UI.
 """
 
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from prefect.client.schemas.objects import ConcurrencyLimitConfig
 
 from flows.pipeline import pipeline
 from flows.temporary_api import start_temporary_api
@@ -21,12 +24,13 @@ RECIPE = Path(__file__).resolve().parents[1] / "prefect.yaml"
 
 
 def declared(recipe: Path = RECIPE) -> dict[str, Any]:
-    """Name, cron, timezone and parameters of the pipeline's deployment in ``prefect.yaml``."""
+    """Name, cron, timezone, parameters and concurrency limit of the pipeline's deployment in ``prefect.yaml``."""
     document = yaml.safe_load(recipe.read_text(encoding="utf-8"))
     (deployment,) = [d for d in document["deployments"] if d["entrypoint"].endswith(":pipeline")]
     (schedule,) = deployment["schedules"]
     return {"name": deployment["name"], "cron": schedule["cron"], "timezone": schedule.get("timezone", "UTC"),
-            "parameters": dict(deployment.get("parameters") or {})}
+            "parameters": dict(deployment.get("parameters") or {}),
+            "concurrency": ConcurrencyLimitConfig(**deployment["concurrency_limit"])}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -38,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     parameters = spec["parameters"]
     parameters["root"] = str(Path(args.root or parameters.get("root", ".")).resolve())
     start_temporary_api()
-    pipeline.serve(name=spec["name"], cron=spec["cron"], parameters=parameters)
+    pipeline.serve(name=spec["name"], cron=spec["cron"], parameters=parameters, global_limit=spec["concurrency"])
 
 
 if __name__ == "__main__":
