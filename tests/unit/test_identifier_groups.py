@@ -113,3 +113,14 @@ def test_a_hybrid_gives_direct_identifiers_stand_ins_and_perturbs_only_the_rest(
     everything = perturbed_counts(_privatizer(1.0), [TEXT])[0]
     hybrid = perturbed_counts(_privatizer(1.0), [TEXT], regions)[0]
     assert everything - hybrid == 5  # "Ann" and "Lee" twice, "Bob" (the e-mail is one word the index lacks)
+
+
+def test_a_labels_list_holding_a_list_is_a_validation_error_not_a_crash() -> None:
+    """Found by ``make fuzz``: ``stand_ins: [[]]`` raised TypeError (unhashable) instead of a ConfigError."""
+    import pydantic
+
+    from textsift.detection.params import ProtectedLabels
+
+    with pytest.raises(pydantic.ValidationError):
+        pydantic.TypeAdapter(ProtectedLabels).validate_python([[]])
+    assert pydantic.TypeAdapter(ProtectedLabels).validate_python(["direct", "PERSON", "LOC"])[-1] == "LOC"

@@ -53,9 +53,11 @@ def expand_label_groups(value: Any) -> Any:
     if not isinstance(value, list):
         return value
     out: list[Any] = []
-    for item in value:
-        out += IDENTIFIER_GROUPS.get(item, (item,)) if isinstance(item, str) else [item]
-    return list(dict.fromkeys(out))
+    for item in value:  # a non-string (a list, a mapping) is left for validation to reject, never hashed here
+        for kind in IDENTIFIER_GROUPS.get(item, (item,)) if isinstance(item, str) else (item,):
+            if not isinstance(kind, str) or kind not in out:
+                out.append(kind)
+    return out
 
 
 ProtectedLabels = Annotated[list[EntityType] | None, BeforeValidator(expand_label_groups)]
