@@ -1,10 +1,12 @@
-"""Standing fault injection: a flow killed (SIGKILL) at 30+ commit points across its stages, rerun each time, ends
-with the bytes of a run that was never interrupted.
+"""Standing fault injection: a flow killed (SIGKILL) at every commit point of its run — 30+, in every stage —
+rerun each time, ends with the bytes of a run that was never interrupted; then one output of each kind damaged is
+rebuilt to the same bytes.
 
-One chain: the flow runs in a child process (a fork of a forkserver that imported it once) that kills itself at a
-new commit point — just before or after an output takes its place (:mod:`tests.integration.fault_points`); the next
-child reruns the flow, which skips what completed and redoes the rest, until ``KILLS`` kills are spent and a child
-runs to the end. The reference is the same project, same key, run once without a fault (``flow_run``).
+One chain: the flow runs in a child process (a fork of a forkserver that imported it once) that kills itself at
+the first commit point no earlier child was killed at (:mod:`tests.integration.fault_points`: just before an
+output area's file takes its place, or just after for data and models); the next child reruns the flow, which
+skips what completed and redoes the rest, until a child runs to the end. The reference is the same project, same
+key, run once without a fault (``flow_run``).
 """
 
 from __future__ import annotations
@@ -19,14 +21,11 @@ import pytest
 
 from tests.integration.conftest import FULL_PIPELINE, make_project, sha256
 from tests.integration.fault_points import TEMPORARY
-from textsift.config import load_params
-from textsift.registry import instances
 from textsift.secret_key import KEY_FILE
 
-# ~390 s on 2 busy cores (a reference run, then 32 killed runs and the last one): its own limit, far above that
+# ~400 s on 2 busy cores (a reference run, then ~40 killed runs and the last one): its own limit, far above that
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
-KILLS = 32
-CHANCE = 0.35  # of a kill at each new commit point: kills spread over the whole run, not bunched at its start
+MOST_KILLS = 80  # a guard: the flow has ~40 commit points, so a chain that never ends fails here
 
 
 def _outputs(root: Path) -> dict[str, str]:
@@ -53,9 +52,8 @@ def killed_chain(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> di
     from tests.integration.fault_points import run_killed
 
     codes = []
-    for attempt in range(KILLS + 1):
-        chance = CHANCE if attempt < KILLS else 0.0
-        child = context.Process(target=run_killed, args=(str(root), str(used), attempt, chance))
+    for attempt in range(MOST_KILLS + 1):
+        child = context.Process(target=run_killed, args=(str(root), str(used), attempt < MOST_KILLS))
         child.start()
         child.join(timeout=300)
         codes.append(child.exitcode)
@@ -69,12 +67,11 @@ def killed_chain(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> di
 def test_thirty_kills_across_the_stages_then_the_bytes_of_an_uninterrupted_run(flow_run: dict,
                                                                               killed_chain: dict) -> None:
     points = killed_chain["points"]
-    assert killed_chain["codes"][-1] == 0 and len(points) == KILLS == len(killed_chain["codes"]) - 1
-    folders = {p.split(" ", 1)[1].split("/")[0] for p in points}
-    assert {"data", "metrics"} <= folders, points
-    stages = {inst.stage.name for inst in instances(load_params(flow_run["root"] / "params.yaml"))}
-    hit = {stage for stage in stages if any(stage in point for point in points)}
-    assert len(hit) >= len(stages) // 2, (sorted(hit), points)  # spread over the run, not one stage
+    assert killed_chain["codes"][-1] == 0 and len(points) == len(killed_chain["codes"]) - 1 >= 30, points
+    areas = {p.split(" ", 1)[1] for p in points}
+    last_stages = {"data/lrp_budgets", "data/embeddings", "metrics/embedding_dp", "reports/evaluate",
+                   "metrics/evaluate.json"}  # the end of the DAG: a kill there too, not only early on
+    assert {"data/ingest", "models/detector.json", "data/privatized", "data/vault", *last_stages} <= areas, points
     want, got = _outputs(flow_run["root"]), _outputs(killed_chain["root"])
     assert set(got) == set(want), sorted(set(got) ^ set(want))
     differ = sorted(path for path in want if got[path] != want[path])
