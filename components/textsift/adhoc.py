@@ -21,9 +21,18 @@ from pathlib import Path
 import pandas as pd
 
 from textsift import secret_key
-from textsift.chunked import CHUNK_DOCS, ChunkWriter, Progress, chunks, combine_metrics, output_file, plan
+from textsift.chunked import (
+    CHUNK_DOCS,
+    ChunkWriter,
+    Progress,
+    chunks,
+    clear_stale,
+    combine_metrics,
+    output_file,
+    plan,
+)
 from textsift.config import Params, SourceParams, load_params
-from textsift.corpus import Rejects, remove_stale_temporaries, spans_to_python, write_table
+from textsift.corpus import Rejects, spans_to_python, write_table
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.evaluation.utility import score, train_tfidf_logreg
@@ -64,8 +73,7 @@ def rejects_path(output: Path) -> Path:
 
 def write_rejects(rejects: Rejects, target: Path, started: float) -> None:
     """Write the rejects file, once the temporaries a stopped run before ``started`` left of it are gone."""
-    for stale in remove_stale_temporaries(target, before=started):
-        log.info("removed %s, left by an earlier run that was stopped", stale.name)
+    clear_stale(target, started)
     write_table(rejects.to_table(), target)
 
 

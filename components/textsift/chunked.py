@@ -164,12 +164,17 @@ def chunks(path: Path, source: SourceParams, ingest: IngestParams, require_label
         raise _changed(path, "the ids or texts of its records")
 
 
+def clear_stale(target: Path, started: float) -> None:
+    """Remove (and say so) the temporaries of ``target`` that runs stopped before ``started`` left beside it."""
+    for stale in remove_stale_temporaries(target, before=started):
+        log.info("removed %s, left by an earlier run that was stopped", stale.name)
+
+
 @contextmanager
 def output_file(target: Path, started: float) -> Iterator[Path]:
     """A temporary path that replaces ``target`` when the block succeeds (:func:`textsift.corpus.atomic_path`), once
     the stale temporaries of runs before ``started`` are gone; SIGTERM inside is a clean exit that removes it."""
-    for stale in remove_stale_temporaries(target, before=started):
-        log.info("removed %s, left by an earlier run that was stopped", stale.name)
+    clear_stale(target, started)
     with sigterm_exits(), atomic_path(target) as tmp:
         yield tmp
 

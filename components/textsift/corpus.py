@@ -157,8 +157,8 @@ def is_disk_full(err: BaseException) -> bool:
 
 @contextmanager
 def disk_full_named(folder: Path, doing: str) -> Iterator[None]:
-    """A full disk while ``doing`` (anything: outputs, MLflow's store and artifacts) becomes one line naming the
-    project folder and the fix, never retried as if transient."""
+    """A full disk while ``doing`` (writing one output, or anything a stage does: MLflow's store and artifacts)
+    becomes one line naming ``folder`` and the fix instead of a writer's traceback, never retried as if transient."""
     try:
         yield
     except TextsiftError:
@@ -171,19 +171,6 @@ def disk_full_named(folder: Path, doing: str) -> Iterator[None]:
 
 
 @contextmanager
-def _disk_full_named(target: Path) -> Iterator[None]:
-    """A full disk (or quota) while writing ``target`` becomes one line naming it and the fix, instead of a
-    writer's traceback (52 lines for one output; retried by the flow as if transient)."""
-    try:
-        yield
-    except OSError as err:
-        if err.errno in DISK_FULL or "No space left on device" in str(err):
-            raise StorageError(f"no space left on the disk holding {target} while writing it: free space there and "
-                               f"run again ({target.name} was left as it was)") from None
-        raise
-
-
-@contextmanager
 def atomic_path(target: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; on success it replaces ``target`` atomically."""
     target = Path(target)
@@ -192,7 +179,7 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     os.close(fd)
     tmp_path = Path(tmp)
     try:
-        with _disk_full_named(target):
+        with disk_full_named(target, "writing it"):
             yield tmp_path
             _as_if_created(tmp_path, is_dir=False)
             os.replace(tmp_path, target)
@@ -208,7 +195,7 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        with _disk_full_named(target):
+        with disk_full_named(target, "writing it"):
             yield tmp
             _as_if_created(tmp, is_dir=True)
             if target.exists():
