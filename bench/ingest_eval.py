@@ -16,7 +16,7 @@ import yaml
 from bench.harness import Figure, cpu_device, timed
 from textsift.config import DemoCorpusParams
 from textsift.demo import generate_demo
-from textsift.stages import run_stage
+from textsift.runner import run_stage
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

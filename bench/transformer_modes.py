@@ -23,8 +23,8 @@ from textsift.corpus import read_corpus
 from textsift.device import resolve_device, resolve_precision
 from textsift.embeddings.locate import model_folder
 from textsift.evaluation.feature_classifier import FeatureCache
+from textsift.evaluation.setting_utility import fine_tuned_probabilities, head_probabilities
 from textsift.evaluation.utility import score_probabilities
-from textsift.stages.evaluate_utility import fine_tuned_probabilities, head_probabilities
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

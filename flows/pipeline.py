@@ -62,7 +62,7 @@ from textsift.corpus import disk_full_named  # noqa: E402
 from textsift.errors import TextsiftError  # noqa: E402
 from textsift.locks import check_no_run, project_run, take_killed_runs  # noqa: E402
 from textsift.registry import instances, upstream_instances  # noqa: E402
-from textsift.stages import run_stage  # noqa: E402
+from textsift.runner import run_stage  # noqa: E402
 from textsift.tracking import Tracker  # noqa: E402
 
 WALL_KEY = "stage.wall_seconds"

@@ -33,18 +33,18 @@ from textsift.chunked import (
 )
 from textsift.config import Params, SourceParams, load_params
 from textsift.corpus import Rejects, spans_to_python, write_table
+from textsift.corpus_building import build_corpus, ingest_metrics
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.evaluation.utility import score, train_tfidf_logreg
-from textsift.mechanisms.registry import document_wise, mechanism
+from textsift.mechanisms.registry import mechanism
 from textsift.prerequisites import ensure
+from textsift.privatization.corpus import privatize_corpus
+from textsift.privatization.resources import StageResources
 from textsift.readers import read_records
 from textsift.registry import StageInstance, get_stage
 from textsift.releases import release_key
-from textsift.stages import StageContext
-from textsift.stages.ingest import build_corpus, ingest_metrics
-from textsift.stages.privatize import privatize_corpus
-from textsift.stages.resources import StageResources
+from textsift.stage_context import StageContext
 from textsift.tracking import Tracker
 from textsift.validation import check_reject_fraction, check_usable, validate_records
 
@@ -161,7 +161,7 @@ def privatize_file(
                           str(rejects_path(output_path)))
     ensure(root, params, params_path, setting.needs())
     implementation = mechanism(setting.kind)
-    if not document_wise(implementation, setting):
+    if not implementation.document_wise(setting):
         log.info("%s swaps between documents of the corpus (METHODS.md): the file is privatized in one piece",
                  setting.kind)
         chunk_docs = max(planned.accepted, 1)
@@ -181,8 +181,7 @@ def privatize_file(
                 writer.append(output_columns(chunk.assign(text=texts), source))
                 parts.append((len(chunk), chunk_metrics))
                 progress.advance(len(chunk))
-        metrics = {**combine_metrics(parts, getattr(implementation, "additive_metrics", ()),
-                                     getattr(implementation, "metric_weight", None)),
+        metrics = {**combine_metrics(parts, implementation.additive_metrics, implementation.metric_weight),
                    **planned.metrics(), "privatize.chunks": float(len(parts))}
         tracker.log_metrics(run_id, metrics)
         ok = True

@@ -43,11 +43,11 @@ from tqdm import tqdm
 
 from textsift.config import IngestParams, SourceParams
 from textsift.corpus import Rejects, atomic_path, remove_stale_temporaries
+from textsift.corpus_building import corpus_frame, count_metrics
 from textsift.errors import InputError
 from textsift.readers import read_records
 from textsift.shutdown import sigterm_exits
 from textsift.split import SPLITS, assign_splits
-from textsift.stages.ingest import corpus_frame, count_metrics
 from textsift.validation import CleanRecord, Validator
 
 log = logging.getLogger("textsift")
@@ -111,7 +111,7 @@ class Plan:
         return len(self.split_codes)
 
     def metrics(self) -> dict[str, float]:
-        """Ingest's count metrics of the file (:func:`textsift.stages.ingest.count_metrics`)."""
+        """Ingest's count metrics of the file (:func:`textsift.corpus_building.count_metrics`)."""
         splits = dict(zip(SPLITS, np.bincount(self.split_codes, minlength=len(SPLITS)).tolist(), strict=True))
         return count_metrics(self.total, self.rejects.counts(), self.accepted, self.spans, self.labels,
                              self.interests, splits)

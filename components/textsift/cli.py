@@ -48,7 +48,7 @@ def stage(
 ) -> None:
     """Run one pipeline stage (what `dvc repro` calls); fails at once while a pipeline run holds the project."""
     from textsift.locks import project_run
-    from textsift.stages import run_stage
+    from textsift.runner import run_stage
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

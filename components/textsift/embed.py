@@ -23,6 +23,7 @@ import numpy as np
 from textsift import secret_key
 from textsift.adhoc import check_output, load_file, rejects_path
 from textsift.budgets.allocation import laplace_noise
+from textsift.budgets.fit_store import vectors_table
 from textsift.budgets.sensitive_words import step_one
 from textsift.budgets.sentence_encoder import encode, load_sentence_encoder
 from textsift.catalog import path as catalog_path
@@ -34,7 +35,6 @@ from textsift.embeddings.locate import model_folder
 from textsift.errors import ConfigError, InputError
 from textsift.prerequisites import ensure
 from textsift.releases import release_key
-from textsift.stages.lrp_budgets import vectors_table
 from textsift.tracking import Tracker
 
 log = logging.getLogger("textsift")

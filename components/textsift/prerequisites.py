@@ -47,7 +47,7 @@ def ensure(root: Path, params: Params, params_path: Path, needs: Iterable[Need])
     Raises:
         RunInProgressError: a run holds the project; the message names its process and start time.
     """
-    from textsift.stages import run_stage  # the runner imports the registry too: import it when work is due
+    from textsift.runner import run_stage  # the runner imports the registry too: import it when work is due
 
     todo = missing(root, params, needs)
     if not todo:

@@ -13,7 +13,7 @@ from textsift import user_cache
 from textsift.artifacts import SHA_TAG, read_pointer
 from textsift.config import TrackingParams
 from textsift.corpus import read_corpus
-from textsift.stages import run_stage
+from textsift.runner import run_stage
 from textsift.tracking import resolve_uri
 
 pytestmark = pytest.mark.integration

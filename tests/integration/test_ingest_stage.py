@@ -13,7 +13,7 @@ from tests.integration.conftest import make_project
 from textsift.config import TrackingParams
 from textsift.errors import InputError
 from textsift.locks import RUN_RECORD
-from textsift.stages import run_stage
+from textsift.runner import run_stage
 from textsift.tracking import resolve_uri
 
 pytestmark = pytest.mark.integration

@@ -15,7 +15,7 @@ from tests.integration.conftest import make_project
 from textsift.config import TrackingParams
 from textsift.corpus import read_corpus
 from textsift.errors import ConfigError
-from textsift.stages import run_stage
+from textsift.runner import run_stage
 from textsift.tokenize import metric_dp_words
 from textsift.tracking import resolve_uri
 
@@ -23,13 +23,14 @@ pytestmark = pytest.mark.integration
 SOURCE = {"kind": "word2vec", "dim": 128, "beta": 0.9, "epochs": 2, "min_count": 1, "n_trees": 5}
 GEOMETRY = {"epsilons": [5, 50000], "k_list": [1, 5, 1000], "draws": 20, "vocab_sample": 30}
 SETTING = {"kind": "metric_dp", "index": "w2v", "epsilon": 5.0, "batch_size": 64}
+VAULTED = {"kind": "redact", "spans": "gold", "style": "pseudonym", "vault": True}
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sources = {"w2v": SOURCE, "strict": {**SOURCE, "min_doc_freq": 10_000}}
     root = make_project(tmp_path_factory.mktemp("mdp") / "p", indexes__sources=sources,
-                        indexes__geometry=GEOMETRY, privatize__settings={"mdp_eps5": SETTING})
+                        indexes__geometry=GEOMETRY, privatize__settings={"mdp_eps5": SETTING, "red_vault": VAULTED})
     run_stage("ingest", root=root)
     run_stage("build_indexes", root=root, key="w2v")
     run_stage("privatize", root=root, key="mdp_eps5")
@@ -151,3 +152,47 @@ def test_mlflow_gets_manifest_plots_and_aggregates_but_no_vocabulary(project: Pa
     planted = {text[s["start"]:s["end"]].lower() for text, spans in zip(corpus["text"], corpus["spans"], strict=True)
                for s in spans}
     assert len(planted) > 20 and not [p for p in planted if p in logged]
+
+
+def test_each_setting_runs_its_mechanism_once_and_that_run_gives_the_ledger_and_the_vault(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stage runs a setting's mechanism once over the corpus (the outsider's replays run on the test split):
+    the ledger's ε and the vault's entries come from that run, not from running it again."""
+    from textsift import secret_key
+    from textsift.mechanisms.metric_dp import mechanism as metric_dp
+    from textsift.mechanisms.redact.mechanism import Redaction
+    from textsift.mechanisms.redact.vault import unseal
+
+    corpus = read_corpus(project / "data/ingest/corpus.parquet")
+    ids = corpus["doc_id"].astype(str).tolist()
+    whole: list[str] = []
+    for implementation in (metric_dp.MetricDP, Redaction):
+        def counting(self, docs, *args, _real=implementation.privatize, **kwargs):  # type: ignore[no-untyped-def]
+            if docs.ids == ids:
+                whole.append(type(self).__name__)
+            return _real(self, docs, *args, **kwargs)
+        monkeypatch.setattr(implementation, "privatize", counting)
+    recounted: list[int] = []
+    real_counts = metric_dp.perturbed_counts
+    monkeypatch.setattr(metric_dp, "perturbed_counts", lambda *a, **k: recounted.append(1) or real_counts(*a, **k))
+    run_stage("privatize", root=project, key="mdp_eps5")
+    run_stage("privatize", root=project, key="red_vault")
+    assert whole == ["MetricDP", "Redaction"] and not recounted
+
+    ledger = pd.read_parquet(project / "data/ledger/mdp_eps5.parquet")
+    privatizer = metric_dp.load_privatizer(metric_dp.MetricDPSetting(**SETTING), _Indexes(project))
+    assert ledger["doc_id"].tolist() == ids
+    assert ledger["epsilon"].tolist() == [5.0 * n for n in real_counts(privatizer, corpus["text"].tolist())]
+    entries = unseal((project / "data/vault/red_vault.bin").read_bytes(), "red_vault", secret_key.ensure(project))
+    published = read_corpus(project / "data/privatized/red_vault.parquet")["text"].tolist()
+    assert entries and all(pseudonym in published[ids.index(doc)] for doc, found in entries.items()
+                           for _, pseudonym, _ in found)
+
+
+class _Indexes:
+    """Just enough :class:`~textsift.mechanisms.base.Resources` to load the w2v index of the project."""
+
+    def __init__(self, root: Path) -> None:
+        from textsift.indexes.store import load_index
+
+        self.device, self.index = "cpu", lambda name: load_index(root / "data/indexes" / name)

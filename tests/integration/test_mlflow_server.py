@@ -14,7 +14,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.integration.conftest import make_project
-from textsift.stages import run_stage
+from textsift.runner import run_stage
 
 pytestmark = pytest.mark.integration
 

@@ -32,20 +32,19 @@ class DigitsSetting(Frozen):
         return ()
 '''
 
-MECHANISM = '''"""The ``digits`` mechanism (textsift.mechanisms.base.Mechanism)."""
+MECHANISM = '''"""The ``digits`` mechanism."""
 
 import re
 
-per_document = True
+from textsift.mechanisms.base import Mechanism, PrivatizeResult
 
 
-def needs(setting):
-    return setting.needs()
+class Digits(Mechanism):
+    per_document = True
 
-
-def privatize(docs, setting, resources, key):
-    texts = [re.sub(r"[0-9]", setting.mark, text) for text in docs.texts]
-    return texts, {"digits_replaced": float(sum(ch.isdigit() for text in docs.texts for ch in text))}
+    def privatize(self, docs, setting, resources, key, *, vault=False):
+        texts = [re.sub(r"[0-9]", setting.mark, text) for text in docs.texts]
+        return PrivatizeResult(texts, {"digits_replaced": float(sum(ch.isdigit() for t in docs.texts for ch in t))})
 '''
 
 
@@ -59,7 +58,7 @@ def _add_digits_mechanism(lib: Path) -> set[Path]:
     text = registry.read_text(encoding="utf-8")
     anchor = "MECHANISMS: dict[str, Registered] = {\n"
     assert anchor in text
-    entry = '    "digits": Registered(DigitsSetting, "textsift.mechanisms.digits.mechanism"),\n'
+    entry = '    "digits": Registered(DigitsSetting, "textsift.mechanisms.digits.mechanism", "Digits"),\n'
     text = text.replace(anchor, anchor + entry)
     text = text.replace("from textsift.mechanisms.redact.params import RedactSetting\n",
                         "from textsift.mechanisms.redact.params import RedactSetting\n"

@@ -20,7 +20,7 @@ from textsift.artifacts import FILL_IN_POINTER, MODEL_CACHE, read_pointer
 from textsift.config import load_params
 from textsift.corpus import read_corpus
 from textsift.errors import QualityError
-from textsift.stages import run_stage
+from textsift.runner import run_stage
 
 pytestmark = pytest.mark.integration
 
@@ -292,11 +292,11 @@ def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
     from textsift import secret_key
     from textsift.mechanisms.base import Documents
     from textsift.mechanisms.registry import MECHANISMS, mechanism
+    from textsift.privatization.corpus import documents
+    from textsift.privatization.resources import StageResources
     from textsift.registry import StageInstance, get_stage
     from textsift.releases import release_key
-    from textsift.stages import StageContext
-    from textsift.stages.privatize import documents
-    from textsift.stages.resources import StageResources
+    from textsift.stage_context import StageContext
     from textsift.tracking import Tracker
 
     root: Path = flow_run["root"]
@@ -311,19 +311,20 @@ def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
                            "contract")
         implementation, resources = mechanism(setting.kind), StageResources(ctx)
         assert implementation.needs(setting) == setting.needs()
-        texts, metrics = implementation.privatize(docs, setting, resources, key)
+        result = implementation.privatize(docs, setting, resources, key)
+        texts, metrics = result.texts, result.metrics
         published = read_corpus(root / f"data/privatized/{name}.parquet")
         assert texts == published["text"].tolist(), name  # the stage is the mechanism under the release key
-        assert implementation.privatize(docs, setting, resources, key)[0] == texts, name
+        assert implementation.privatize(docs, setting, resources, key).texts == texts, name
         assert all(isinstance(v, int | float) for v in metrics.values()), name  # aggregates, never text
         if implementation.per_document:
             back = Documents(docs.texts[::-1], docs.ids[::-1], docs.gold[::-1])
             half = len(docs.texts) // 2
             first, second = (Documents(docs.texts[s], docs.ids[s], docs.gold[s])
                              for s in (slice(None, half), slice(half, None)))
-            assert implementation.privatize(back, setting, resources, key)[0] == texts[::-1], name
-            assert (implementation.privatize(first, setting, resources, key)[0]
-                    + implementation.privatize(second, setting, resources, key)[0]) == texts, name
+            assert implementation.privatize(back, setting, resources, key).texts == texts[::-1], name
+            assert (implementation.privatize(first, setting, resources, key).texts
+                    + implementation.privatize(second, setting, resources, key).texts) == texts, name
 
 
 def test_two_metric_dp_settings_draw_independent_noise(flow_run: dict) -> None:

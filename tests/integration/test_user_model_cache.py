@@ -15,7 +15,7 @@ import pytest
 from tests.integration.conftest import make_project
 from textsift import user_cache
 from textsift.config import load_params
-from textsift.stages import run_stage
+from textsift.runner import run_stage
 from textsift.tracking import Tracker
 
 pytestmark = pytest.mark.integration

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import tiny_params
-from textsift import adhoc, stages
+from textsift import adhoc, runner
 from textsift.chunked import ChunkWriter
 from textsift.config import SourceParams, parse_params
 from textsift.corpus import REJECTS_SCHEMA
@@ -63,7 +63,7 @@ def test_known_output_suffixes() -> None:
 def test_output_is_checked_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     params = _params_file(tmp_path / "params.yaml")
     monkeypatch.setattr(adhoc, "read_records", lambda *a, **k: pytest.fail("read the input"))
-    monkeypatch.setattr(stages, "run_stage", lambda *a, **k: pytest.fail("ran a stage"))
+    monkeypatch.setattr(runner, "run_stage", lambda *a, **k: pytest.fail("ran a stage"))
     source = _jsonl(tmp_path / "in.jsonl", _docs(4))
     with pytest.raises(InputError, match="out.xlsx.*must be one of"):
         adhoc.privatize_file(source, tmp_path / "out.xlsx", "mdp", params, tmp_path, SRC)
@@ -98,7 +98,7 @@ def test_missing_models_are_built_with_the_given_params_file(tmp_path: Path, mon
             raise _Stop
         return {}
 
-    monkeypatch.setattr(stages, "run_stage", fake_run_stage)  # what prerequisites.ensure runs
+    monkeypatch.setattr(runner, "run_stage", fake_run_stage)  # what prerequisites.ensure runs
     source = _jsonl(tmp_path / "in.jsonl", _docs(10))
     with pytest.raises(_Stop):
         adhoc.privatize_file(source, tmp_path / "o.csv", "mdp", params, root, SRC)

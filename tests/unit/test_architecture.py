@@ -53,6 +53,56 @@ def test_every_registered_stage_has_a_module_and_existing_code_deps() -> None:
             assert (REPO / dep).exists(), dep
 
 
+def _modules_imported(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_stages_are_one_thin_module_each_and_nothing_imports_a_stage() -> None:
+    """stages/ holds one module per registered stage, each ``run`` at most 40 lines; no stage imports another and
+    nothing outside stages/ imports one (the runner loads them by name): shared code lives in the packages."""
+    modules = {path.stem for path in (LIB / "stages").glob("*.py")} - {"__init__"}
+    assert modules == {stage.name for stage in STAGES}
+    offenders = []
+    for path in sorted([*LIB.rglob("*.py"), *(REPO / "flows").rglob("*.py"), *(REPO / "bench").rglob("*.py")]):
+        for name in _modules_imported(path):
+            if name == "textsift.stages" or name.startswith("textsift.stages."):
+                offenders.append(f"{path.relative_to(REPO)} imports {name}")
+    assert offenders == []
+    for name in modules:
+        tree = ast.parse((LIB / "stages" / f"{name}.py").read_text(encoding="utf-8"))
+        run = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "run")
+        assert run.end_lineno is not None and run.end_lineno - run.lineno + 1 <= 40, name
+
+
+def test_mechanisms_are_classes_and_nothing_probes_them() -> None:
+    """Each registered mechanism is a :class:`Mechanism` subclass; no module reads its members with ``getattr``."""
+    import importlib
+
+    from textsift.mechanisms.base import Mechanism
+    from textsift.mechanisms.registry import MECHANISMS
+
+    for registered in MECHANISMS.values():
+        assert issubclass(getattr(importlib.import_module(registered.module), registered.implementation), Mechanism)
+    members = {"spent", "vault_entries", "additive_metrics", "metric_weight", "servable", "document_wise",
+               "fills_from_corpus", "per_document"}
+    offenders = []
+    for path in sorted(LIB.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                    and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+                    and node.args[1].value in members):
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno} getattr(..., {node.args[1].value!r})")
+    assert offenders == []
+
+
 def test_instances_are_in_topological_order() -> None:
     seen: set[str] = set()
     for inst in instances(load_params(REPO / "params.yaml")):

@@ -25,10 +25,10 @@ from tokenizers import normalizers, pre_tokenizers
 
 from textsift.config import FillInParams, TfidfLogregParams
 from textsift.embeddings.sources import corpus_words
+from textsift.evaluation.publishing import register_classifiers
 from textsift.evaluation.utility import as_frame, train_tfidf_logreg
 from textsift.models.fill_in import build_model
 from textsift.stages.build_indexes import output_selection
-from textsift.stages.evaluate_report import register_classifiers
 from textsift.stages.train_fill_in import training_documents
 
 SYLLABLES = ("zor", "vex", "quin", "bla", "dri", "mok", "tal", "fen", "gri", "sul", "wem", "yad", "kro", "pli",

@@ -12,7 +12,7 @@ from textsift.catalog import ARTIFACTS, artifact, path, written_by
 from textsift.config import load_params
 from textsift.errors import StageError
 from textsift.registry import STAGES, StageInstance, get_stage
-from textsift.stages import StageContext
+from textsift.stage_context import StageContext
 
 REPO = Path(__file__).resolve().parents[2]
 LITERAL = re.compile(r"""["'](?:data|models|metrics|reports)/""")

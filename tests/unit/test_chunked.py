@@ -126,7 +126,7 @@ def test_combined_metrics_sum_totals_and_weight_the_rest_by_documents() -> None:
 def test_a_streamed_file_reports_ingests_counts_and_loads_its_resources_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """spans.total, labels.distinct and interests.known came back with the stream; resources are built per file."""
-    from textsift.stages import resources as resources_module
+    from textsift.privatization import resources as resources_module
 
     params, source = _project(tmp_path, _docs(30))
     built = []

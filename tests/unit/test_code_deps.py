@@ -11,7 +11,7 @@ from textsift.dvc_render import stage_deps
 from textsift.mechanisms.registry import MECHANISMS
 from textsift.registry import STAGES, StageInstance, get_stage
 from textsift.stage_cache import input_digest
-from textsift.stages import _stage_params
+from textsift.stage_context import stage_params
 
 REPO = Path(__file__).resolve().parents[2]
 LIB = REPO / "components" / "textsift"
@@ -55,7 +55,7 @@ def test_editing_an_imported_module_changes_only_its_importers_cache_digests(tmp
         out = {}
         for name, key in (("privatize", "mdp_w2v_eps10"), ("ingest", None), ("train_fill_in", None)):
             instance = StageInstance(get_stage(name), key)
-            out[name] = input_digest(instance, params, _stage_params(params, instance), tmp_path)
+            out[name] = input_digest(instance, params, stage_params(params, instance), tmp_path)
         return out
 
     before = digests()

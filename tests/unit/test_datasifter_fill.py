@@ -97,7 +97,7 @@ def test_choose_respects_candidates_temperature_and_top_k() -> None:
 def test_sift_keeps_order_and_leaves_no_mask(fm: FillInModel) -> None:
     ids = [f"d{i}" for i in range(len(TEXTS))]
     setting = DataSifterSetting(kind="datasifter", fill_batch_size=4, window_overlap=4)
-    result = sift(TEXTS, ids, setting, fm, ["alice"], default_blacklist(), seed=3)
+    result = sift(TEXTS, ids, setting, fm, ["alice"], default_blacklist(), key=3)
     assert len(result.texts) == len(TEXTS) and result.metrics["masked_fraction_mean"] > 0.3
     assert not any("[MASK]" in t or "##" in t or "[UNK]" in t for t in result.texts)
     again = sift(TEXTS, ids, setting.model_copy(update={"fill_batch_size": 1}), fm, ["alice"], default_blacklist(), 3)
@@ -107,7 +107,7 @@ def test_sift_keeps_order_and_leaves_no_mask(fm: FillInModel) -> None:
 def test_blacklisted_words_never_change(fm: FillInModel) -> None:
     ids = [f"d{i}" for i in range(len(TEXTS))]
     setting = DataSifterSetting(kind="datasifter", fill_strategy="top1", window_overlap=4)
-    result = sift(TEXTS, ids, setting, fm, [], default_blacklist(), seed=4)
+    result = sift(TEXTS, ids, setting, fm, [], default_blacklist(), key=4)
     checked = 0
     for before, after in zip(TEXTS, result.texts, strict=True):
         old, new = [t.text for t in words(before)], [t.text for t in words(after)]
@@ -120,15 +120,15 @@ def test_blacklisted_words_never_change(fm: FillInModel) -> None:
 
 @pytest.mark.parametrize("replacement", ["none", "rake_keyphrase"])
 def test_without_keyphrase_swaps_a_document_is_privatized_the_same_alone(fm: FillInModel, replacement: str) -> None:
-    from textsift.mechanisms.datasifter.mechanism import document_wise
+    from textsift.mechanisms.datasifter.mechanism import DataSifter
 
     ids = [f"d{i}" for i in range(len(TEXTS))]
     setting = DataSifterSetting(kind="datasifter", replacement=replacement, k_clusters=2, window_overlap=4)
-    whole = sift(TEXTS, ids, setting, fm, ["alice"], default_blacklist(), seed=5).texts
+    whole = sift(TEXTS, ids, setting, fm, ["alice"], default_blacklist(), key=5).texts
     rows = [1, 4, 8]
     alone = sift([TEXTS[i] for i in rows], [ids[i] for i in rows], setting, fm, ["alice"], default_blacklist(), 5).texts
-    assert document_wise(setting) == (replacement == "none")
-    if document_wise(setting):  # the outsider replay then runs on the test documents alone
+    assert DataSifter().document_wise(setting) == (replacement == "none")
+    if DataSifter().document_wise(setting):  # the outsider replay then runs on the test documents alone
         assert alone == [whole[i] for i in rows]
     else:  # keyphrases come from other documents of the corpus
         assert alone != [whole[i] for i in rows]

@@ -118,7 +118,7 @@ def test_every_whitelisted_token_is_masked_at_least_once_over_seeds() -> None:
 def test_span_words_extend_one_documents_whitelist_and_stats() -> None:
     r = MaskingRule.from_setting(DataSifterSetting(kind="datasifter"), [], default_blacklist())
     tokens = [words("the Zed went to the shop"), words("the the the")]
-    masks = mask_corpus(tokens, ["a", "b"], r, seed=3, sensitive_words=[["Zed"], []])
+    masks = mask_corpus(tokens, ["a", "b"], r, key=3, sensitive_words=[["Zed"], []])
     assert r.classes(["Zed"], ["zed"]).tolist() == [WHITE]
     metrics = mask_metrics(masks)
     assert metrics["docs_below_target"] >= 1  # "the the the" cannot be masked at all

@@ -74,15 +74,15 @@ def test_partner_is_in_its_cluster_and_among_the_closest_tenth() -> None:
     texts = [" ".join(rng.choice(t.split() + ["word", "other", "thing"], size=12)) for t in topics for _ in range(40)]
     ids = [f"d{i}" for i in range(len(texts))]
     matrix = tfidf(texts)
-    labels = cluster(matrix, 3, seed=1)
-    partners = choose_partners(matrix, labels, ids, seed=1, max_candidates=1000, pool_frac=0.1)
+    labels = cluster(matrix, 3, key=1)
+    partners = choose_partners(matrix, labels, ids, key=1, max_candidates=1000, pool_frac=0.1)
     sims = (matrix @ matrix.T).toarray()
     for i, j in enumerate(partners.tolist()):
         others = np.flatnonzero((labels == labels[i]) & (np.arange(len(texts)) != i))
         assert j != i and labels[j] == labels[i]
         distances = np.sort(1 - sims[i, others])
         assert 1 - sims[i, j] <= distances[pool_size(len(others), 0.1) - 1] + 1e-12
-    again = choose_partners(matrix, labels, ids, seed=1, max_candidates=1000, pool_frac=0.1)
+    again = choose_partners(matrix, labels, ids, key=1, max_candidates=1000, pool_frac=0.1)
     assert np.array_equal(partners, again)
 
 
@@ -113,7 +113,7 @@ def varied_texts(n_per_topic: int) -> list[str]:
 def test_obfuscate_replaces_most_documents_and_keeps_order(method: str) -> None:
     texts = varied_texts(6)
     ids = [f"d{i}" for i in range(len(texts))]
-    result = obfuscate(texts, ids, method, q=1, k_clusters=3, max_candidates=1000, pool_frac=0.1, seed=5,
+    result = obfuscate(texts, ids, method, q=1, k_clusters=3, max_candidates=1000, pool_frac=0.1, key=5,
                        stop_words=stop_words())
     assert len(result.texts) == len(texts) and result.replaced.mean() > 0.5
     assert all(j != i for i, j in enumerate(result.partners.tolist()))

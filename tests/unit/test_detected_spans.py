@@ -9,8 +9,8 @@ import pandas as pd
 
 from textsift.catalog import path as catalog_path
 from textsift.corpus import Span
+from textsift.detection.corpus_spans import detected_spans, read_detected, write_detected
 from textsift.detection.recognizers.base import Detection
-from textsift.stages.detected_spans import detected_spans, read_detected, write_detected
 
 DETECTED = catalog_path("detected")
 

@@ -92,8 +92,8 @@ def test_contextual_index_privatizes_its_own_sample_to_itself_at_huge_epsilon(tm
     index = load_index(tmp_path)
     privatizer = MetricDPPrivatizer(ContextualEmbedder(encoder, index.projection), index.searcher("exact", "cpu"),
                                     index.words, epsilon=1e9, beta=0.7)
-    out = privatize_shard(privatizer, DOCS, ["a", "b"], seed=1)
+    out = privatize_shard(privatizer, DOCS, ["a", "b"], key=1)
     assert out.texts == [DOCS[0].lower(), DOCS[1].lower().replace("ꙮ", "[OOV]")] and out.oov == 1
     noisy = privatize_shard(MetricDPPrivatizer(privatizer.embedder, privatizer.searcher, index.words,
-                                               epsilon=1.0, beta=0.7), DOCS, ["a", "b"], seed=1)
+                                               epsilon=1.0, beta=0.7), DOCS, ["a", "b"], key=1)
     assert noisy.changed > 10 and "##" not in " ".join(noisy.texts)

@@ -105,7 +105,7 @@ def test_a_hybrid_gives_direct_identifiers_stand_ins_and_perturbs_only_the_rest(
     outside.append((TEXT[cursor_in:], out[cursor_out:]))
     assert all(a == b for a, b in outside)
     # at a huge epsilon metric-DP returns every word (lower-cased), so only words outside the stand-ins change case
-    result = privatize_shard(_privatizer(1e7), texts, ["d1"], seed=3, frozen=frozen).texts[0]
+    result = privatize_shard(_privatizer(1e7), texts, ["d1"], key=3, frozen=frozen).texts[0]
     for start, end in frozen[0]:
         assert out[start:end] in result
     assert "paris" in result and "Paris" not in result
@@ -113,6 +113,10 @@ def test_a_hybrid_gives_direct_identifiers_stand_ins_and_perturbs_only_the_rest(
     everything = perturbed_counts(_privatizer(1.0), [TEXT])[0]
     hybrid = perturbed_counts(_privatizer(1.0), [TEXT], regions)[0]
     assert everything - hybrid == 5  # "Ann" and "Lee" twice, "Bob" (the e-mail is one word the index lacks)
+    # the ledger the privatizing run itself counts (on the text with stand-ins) is the same count
+    shard = privatize_shard(_privatizer(1.0), texts, ["d1"], key=3, frozen=frozen)
+    assert shard.perturbed == [hybrid]
+    assert privatize_shard(_privatizer(1.0), [TEXT], ["d1"], key=3).perturbed == [everything]
 
 
 def test_a_labels_list_holding_a_list_is_a_validation_error_not_a_crash() -> None:

@@ -74,7 +74,7 @@ def test_rare_and_private_words_are_perturbed_but_never_emitted(index, epsilon: 
     for search in ("exact", "annoy"):
         p = MetricDPPrivatizer(static_embedder(loaded), loaded.searcher(search, "cpu", search_k=200), loaded.words,
                                epsilon=epsilon, beta=0.7, batch_size=512)
-        out = privatize_shard(p, texts, ids, seed=11)
+        out = privatize_shard(p, texts, ids, key=11)
         emitted = _emitted(out.texts)
         assert out.oov == 0 and out.tokens == 25 * len(texts)  # rare words have an embedding: perturbed, not masked
         assert not emitted & {*RARE, PRIVATE, "[OOV]"}, (search, epsilon)
@@ -85,12 +85,12 @@ def test_frequent_words_are_emitted_and_kept_at_huge_epsilon(index) -> None:
     loaded, _ = index
     texts, ids = _documents()
     huge = privatize_shard(MetricDPPrivatizer(static_embedder(loaded), loaded.searcher("exact", "cpu"), loaded.words,
-                                              epsilon=1e7, beta=0.7), texts, ids, seed=11)
+                                              epsilon=1e7, beta=0.7), texts, ids, key=11)
     for before, after in zip(texts, huge.texts, strict=True):  # frequent inputs are their own nearest output
         for a, b in zip(before.split(), after.split(), strict=True):
             assert b == a or a in {*RARE, PRIVATE}
     noisy = privatize_shard(MetricDPPrivatizer(static_embedder(loaded), loaded.searcher("exact", "cpu"), loaded.words,
-                                               epsilon=0.05, beta=0.7), texts, ids, seed=11)
+                                               epsilon=0.05, beta=0.7), texts, ids, key=11)
     assert len(_emitted(noisy.texts)) > len(FREQUENT) // 2  # large noise spreads over the allowed outputs
 
 
@@ -100,7 +100,7 @@ def test_the_same_draws_do_release_rare_words_from_an_unfiltered_index(index) ->
     embedder = StaticEmbedder(candidates.words, candidates.vectors, True)
     texts, ids = _documents()
     out = privatize_shard(MetricDPPrivatizer(embedder, ExactSearcher(candidates.vectors), candidates.words,
-                                             epsilon=0.05, beta=0.7), texts, ids, seed=11)
+                                             epsilon=0.05, beta=0.7), texts, ids, key=11)
     assert _emitted(out.texts) & set(RARE)
 
 

@@ -56,40 +56,40 @@ def make(vectors: np.ndarray, annoy_path: Path, epsilon: float, **kwargs: object
 
 
 def test_huge_epsilon_is_the_identity_on_known_words(vectors, annoy_path, docs) -> None:
-    out = privatize_shard(make(vectors, annoy_path, 1e7, oov_policy="keep"), *docs, seed=1)
+    out = privatize_shard(make(vectors, annoy_path, 1e7, oov_policy="keep"), *docs, key=1)
     assert out.texts == [t.replace(t.split()[0], t.split()[0].lower(), 1) for t in docs[0]]
     assert out.changed == 0 and out.oov == 2 * len(docs[0]) and out.tokens == 14 * len(docs[0])
 
 
 def test_smaller_epsilon_changes_more_tokens(vectors, annoy_path, docs) -> None:
-    changed = [privatize_shard(make(vectors, annoy_path, eps, oov_policy="keep"), *docs, seed=1).changed
+    changed = [privatize_shard(make(vectors, annoy_path, eps, oov_policy="keep"), *docs, key=1).changed
                for eps in (0.3, 1, 2, 3, 5, 1e6)]
     assert changed == sorted(changed, reverse=True) and changed[0] > 2 * changed[3] > changed[-1] == 0
 
 
 def test_output_does_not_depend_on_batch_size_shards_or_workers(vectors, annoy_path, docs) -> None:
     texts, ids = docs
-    whole = privatize_shard(make(vectors, annoy_path, 3.0, batch_size=64), texts, ids, seed=5)
-    assert privatize_shard(make(vectors, annoy_path, 3.0, batch_size=1), texts, ids, seed=5) == whole
-    shards = [privatize_shard(make(vectors, annoy_path, 3.0), texts[a:b], ids[a:b], seed=5)
+    whole = privatize_shard(make(vectors, annoy_path, 3.0, batch_size=64), texts, ids, key=5)
+    assert privatize_shard(make(vectors, annoy_path, 3.0, batch_size=1), texts, ids, key=5) == whole
+    shards = [privatize_shard(make(vectors, annoy_path, 3.0), texts[a:b], ids[a:b], key=5)
               for a, b in ((0, 37), (37, len(texts)))]
     assert ShardResult.merge(shards) == whole
     p = make(vectors, annoy_path, 3.0)
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
         parts = list(pool.map(privatize_shard, [p, p], [texts[:60], texts[60:]], [ids[:60], ids[60:]], [5, 5]))
     assert ShardResult.merge(parts) == whole
-    assert privatize_shard(p, texts, ids, seed=6).texts != whole.texts
+    assert privatize_shard(p, texts, ids, key=6).texts != whole.texts
 
 
 def test_exact_search_gives_the_same_words_as_annoy_at_high_search_k(vectors, annoy_path, docs) -> None:
-    annoy = privatize_shard(make(vectors, annoy_path, 3.0), *docs, seed=2).texts
-    exact = privatize_shard(make(vectors, annoy_path, 3.0, searcher=ExactSearcher(vectors)), *docs, seed=2).texts
+    annoy = privatize_shard(make(vectors, annoy_path, 3.0), *docs, key=2).texts
+    exact = privatize_shard(make(vectors, annoy_path, 3.0, searcher=ExactSearcher(vectors)), *docs, key=2).texts
     assert np.mean([a == b for a, b in zip(annoy, exact, strict=True)]) > 0.9
 
 
 @pytest.mark.parametrize(("policy", "expected"), [("keep", SECRET), ("mask", "[OOV]"), ("drop", None)])
 def test_oov_policies(vectors, annoy_path, docs, policy: str, expected: str | None) -> None:
-    out = privatize_shard(make(vectors, annoy_path, 1e7, oov_policy=policy), *docs, seed=1)
+    out = privatize_shard(make(vectors, annoy_path, 1e7, oov_policy=policy), *docs, key=1)
     assert out.oov == 2 * len(docs[0])
     first = out.texts[0]
     if expected is None:
@@ -100,12 +100,12 @@ def test_oov_policies(vectors, annoy_path, docs, policy: str, expected: str | No
 
 
 def test_cased_lookup_treats_capitalized_words_as_unknown(vectors, annoy_path, docs) -> None:
-    cased = privatize_shard(make(vectors, annoy_path, 1e7, lowercase=False, oov_policy="keep"), *docs, seed=1)
+    cased = privatize_shard(make(vectors, annoy_path, 1e7, lowercase=False, oov_policy="keep"), *docs, key=1)
     assert cased.oov == 3 * len(docs[0]) and cased.texts == docs[0]
 
 
 def test_output_stays_readable_text(vectors, annoy_path, docs) -> None:
-    out = privatize_shard(make(vectors, annoy_path, 1.0), *docs, seed=3).texts
+    out = privatize_shard(make(vectors, annoy_path, 1.0), *docs, key=3).texts
     for before, after in zip(docs[0], out, strict=True):
         assert after.count(",") == before.count(",") and after.count('"') == 2 and after.endswith(")")
         assert all(w in WORDS or w.strip('",!()') in [*WORDS, "[OOV]", ""] for w in after.split())
@@ -128,8 +128,8 @@ def test_protected_words_are_never_emitted_unchanged(vectors, annoy_path, docs) 
     texts, ids = docs
     guarded = [frozenset({"word3", SECRET.casefold()})] * len(texts)
     p = make(vectors, annoy_path, 1e7, oov_policy="keep")  # at this ε every known word maps to itself
-    plain = privatize_shard(p, texts, ids, seed=1)
-    out = privatize_shard(p, texts, ids, seed=1, protected=guarded)
+    plain = privatize_shard(p, texts, ids, key=1)
+    out = privatize_shard(p, texts, ids, key=1, protected=guarded)
     kept = re.compile(rf"\b(word3|{SECRET})\b", re.IGNORECASE)
     assert all(kept.search(t) for t in plain.texts)  # the identity, and the secret kept as OOV
     assert not any(kept.search(t) for t in out.texts)
@@ -142,9 +142,9 @@ def test_noise_replay_reproduces_released_words_only_under_the_public_seed(vecto
     """The outsider re-runs the privatizer on the originals with the public seed (issue 20's attack (b))."""
     texts, ids = docs
     p = make(vectors, annoy_path, 3.0)
-    published = privatize_shard(p, texts, ids, seed=1234 if public else SecretKey(bytes(range(32))))
-    replay = privatize_shard(p, texts, ids, seed=1234).texts
-    baseline = privatize_shard(p, texts, ids, seed=SecretKey(bytes(range(32, 64)))).texts  # no information
+    published = privatize_shard(p, texts, ids, key=1234 if public else SecretKey(bytes(range(32))))
+    replay = privatize_shard(p, texts, ids, key=1234).texts
+    baseline = privatize_shard(p, texts, ids, key=SecretKey(bytes(range(32, 64)))).texts  # no information
     agreement = replay_agreement(texts, published.texts, replay)
     chance = replay_agreement(texts, published.texts, baseline)
     if public:
@@ -164,7 +164,7 @@ def test_the_ledger_counts_perturbed_words_and_a_budget_rejects_documents_by_id(
     p = make(vectors, annoy_path, 2.0)
     counts = perturbed_counts(p, texts)
     assert counts == [12] * len(texts)  # 12 vocabulary words each; the name and the number are OOV: no noise
-    assert privatize_shard(p, texts, ids, seed=1).tokens - privatize_shard(p, texts, ids, seed=1).oov == sum(counts)
+    assert privatize_shard(p, texts, ids, key=1).tokens - privatize_shard(p, texts, ids, key=1).oov == sum(counts)
     setting = MetricDPSetting(kind="metric_dp", index="w", epsilon=2.0, max_epsilon_per_document=24.0)
     check_budget(Documents(texts, ids, [[]] * len(texts)), counts, setting)  # 12 words x 2 = 24: within
     tight = setting.model_copy(update={"max_epsilon_per_document": 23.0})

@@ -32,7 +32,7 @@ from textsift.mechanisms.base import Documents
 from textsift.mechanisms.metric_dp.embedders import StaticEmbedder
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, privatize_shard
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
-from textsift.mechanisms.redact import mechanism as redact_mechanism
+from textsift.mechanisms.redact.mechanism import Redaction
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact_text
 from textsift.normalize import model_view, normalize_piece, to_original, whole_clusters
@@ -162,7 +162,7 @@ def test_the_served_recognizer_set_returns_input_offsets() -> None:
                                                                                 strict=True)]
     assert found[:2] == [[("+44 20 7946 0958", "PHONE"), ("ann.lee@example.org", "EMAIL")],
                          [("12/03/1981", "DATE")]]
-    out, _ = redact_mechanism.privatize(docs, RedactSetting(kind="redact", style="pseudonym"), resources, 5)
+    out = Redaction().privatize(docs, RedactSetting(kind="redact", style="pseudonym"), resources, 5).texts
     for text, doc, new in zip(TEXTS, resources.detected(docs, None), out, strict=True):
         assert _kept_outside(text, [(r.start, r.end) for r in outermost(consistent_spans(text, doc))], new)
 
@@ -197,7 +197,7 @@ def _metric_dp(texts: Sequence[str], epsilon: float) -> list[str]:
     vectors = rng.generator(3, "test", "vocab").standard_normal((len(vocabulary), 8)).astype(np.float32)
     privatizer = MetricDPPrivatizer(StaticEmbedder(vocabulary, vectors, True), _Exact(vectors), vocabulary,
                                     epsilon=epsilon, beta=0.7)
-    return privatize_shard(privatizer, list(texts), [f"d{i}" for i in range(len(texts))], seed=1).texts
+    return privatize_shard(privatizer, list(texts), [f"d{i}" for i in range(len(texts))], key=1).texts
 
 
 def test_metric_dp_replaces_words_only_and_keeps_markup_breaks_and_accents() -> None:

@@ -94,16 +94,16 @@ def test_the_oracle_figure_confirms_names_only_through_a_service_that_repeats_pu
     import numpy as np
 
     from textsift.corpus import Span
-    from textsift.mechanisms.redact import mechanism as redact_mechanism
+    from textsift.mechanisms.redact.mechanism import Redaction
+    from textsift.privatization import attacks as privatize_attacks
     from textsift.serving import served_privatize
-    from textsift.stages import privatize_attacks
 
     names = ["Ann Lee", "Bo Chan", "Cy Diaz", "Di Eno"]
     texts = [f"{n} called about the bill." for n in names]
     setting = RedactSetting(kind="redact")
     docs = Documents(texts, [f"d{i}" for i in range(4)], [[Span(0, len(n), "PERSON")] for n in names])
     resources = _NamesDetected(names)
-    published = redact_mechanism.privatize(docs, setting, resources, release_key(SECRET, "redact", "red", setting))[0]
+    published = Redaction().privatize(docs, setting, resources, release_key(SECRET, "redact", "red", setting)).texts
     test = np.ones(4, dtype=bool)
     figures = privatize_attacks.oracle_metrics(docs, published, test, "red", setting, resources, SECRET)
     assert figures["attack.oracle.probes"] == 16 and figures["attack.oracle.confirmed"] == 0.0
@@ -111,11 +111,11 @@ def test_the_oracle_figure_confirms_names_only_through_a_service_that_repeats_pu
     def repeating(implementation, setting_, resources_, key, texts_, ids):  # keyed like the published corpus
         probe = Documents(list(texts_), list(ids), [[] for _ in texts_], list(ids))
         published_key = release_key(SECRET, "redact", "red", setting_)
-        return probe, implementation.privatize(probe, setting_, resources_, published_key)[0]
+        return implementation.privatize(probe, setting_, resources_, published_key)
 
     monkeypatch.setattr(privatize_attacks, "served_privatize", repeating)  # the design before releases:
     by_id = Documents(docs.texts, docs.ids, docs.gold, docs.ids)  # draws keyed by the id alone, published and served
-    published = redact_mechanism.privatize(by_id, setting, resources, release_key(SECRET, "redact", "red", setting))[0]
+    published = Redaction().privatize(by_id, setting, resources, release_key(SECRET, "redact", "red", setting)).texts
     leaky = privatize_attacks.oracle_metrics(docs, published, test, "red", setting, resources, SECRET)
     assert leaky["attack.oracle.confirmed"] == 1.0 and leaky["attack.oracle.false"] == 0.0
     assert served_privatize is not repeating

@@ -14,7 +14,7 @@ from textsift.dvc_render import stage_deps
 from textsift.errors import ConfigError, StageError
 from textsift.registry import STAGES, StageInstance, get_stage
 from textsift.secret_key import ENV, FINGERPRINT_FILE, KEY_FILE, SecretKey
-from textsift.stages import StageContext
+from textsift.stage_context import StageContext
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from textsift.mechanisms.redact import mechanism as redact_mechanism
+from textsift.mechanisms.redact.mechanism import Redaction
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.serving import servable
 from textsift.serving.guard import AuditLog, RateLimit, token_digest
@@ -48,6 +48,6 @@ def test_the_audit_log_holds_counts_and_a_token_digest_never_the_token(tmp_path:
 
 def test_a_corpus_wide_pseudonym_mapping_is_never_served() -> None:
     """Served, a corpus-scope mapping answers "which stand-in does this name get?" for every published document."""
-    assert servable(redact_mechanism, RedactSetting(kind="redact"))
-    assert not servable(redact_mechanism, RedactSetting(kind="redact", scope="corpus"))
-    assert not servable(redact_mechanism, RedactSetting(kind="redact", spans="gold"))
+    assert servable(Redaction(), RedactSetting(kind="redact"))
+    assert not servable(Redaction(), RedactSetting(kind="redact", scope="corpus"))
+    assert not servable(Redaction(), RedactSetting(kind="redact", spans="gold"))

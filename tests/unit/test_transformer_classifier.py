@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 
 from textsift.config import TransformerClassifierParams
+from textsift.evaluation.setting_utility import with_majority
 from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
 from textsift.evaluation.utility import score_probabilities
 from textsift.models.detector_encoders import minilm_folder
 from textsift.models.schedule import warmup_then_decay
-from textsift.stages.evaluate_utility import with_majority
 
 POSITIVE = ["great {} and a lovely team", "the {} was wonderful, thank you", "really happy with the {}"]
 NEGATIVE = ["awful {} and a rude team", "the {} was terrible, never again", "really angry about the {}"]

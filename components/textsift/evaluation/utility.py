@@ -38,7 +38,7 @@ def train_tfidf_logreg(
     the logged model loads anywhere scikit-learn does. Hashing hides the words but not which ones
     occurred: ``idf_`` and the non-zero coefficients mark every hashed n-gram of the training text,
     so a model is only logged when its training text is published anyway (a privatized corpus,
-    ``stages.evaluate_report.register_classifiers``), never when trained on the original.
+    ``evaluation.publishing.register_classifiers``), never when trained on the original.
     """
     hashing = HashingVectorizer(n_features=2**params.n_features_log2, ngram_range=(1, params.ngram_max),
                                 alternate_sign=False, norm=None, dtype=np.float32)

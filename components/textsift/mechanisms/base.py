@@ -1,23 +1,26 @@
 """One way to call a privacy mechanism: what it is given, what it may load, what it returns.
 
-Every mechanism (DataSifterText §1, metric-DP §2, redaction) is called the same way by the
-privatize stage and by ``textsift privatize``: :meth:`Mechanism.privatize` takes the documents,
-the setting, a :class:`Resources` that loads what the setting needs on demand (the artifacts
-``setting.needs()`` names in :mod:`textsift.catalog`) and the release key its draws derive from
-(:func:`textsift.releases.release_key`; per document, ``Documents.draw_names``), and
-returns the privatized texts in input order with the mechanism's aggregate metrics (numbers,
-never text). The mechanisms are listed by kind in ``textsift.mechanisms.registry.MECHANISMS``.
+Every mechanism (DataSifterText §1, metric-DP §2, redaction) is a :class:`Mechanism` called the same way by the
+privatize stage, ``textsift privatize`` and the served model: :meth:`Mechanism.privatize` takes the documents, the
+setting, a :class:`Resources` that loads what the setting needs on demand (the artifacts ``setting.needs()`` names in
+:mod:`textsift.catalog`) and the release key its draws derive from (:func:`textsift.releases.release_key`; per
+document, ``Documents.draw_names``), and returns one :class:`PrivatizeResult`: the privatized texts in input order,
+the mechanism's aggregate metrics (numbers, never text), the ε each document spent and, when asked, the pseudonym
+vault's entries — everything from one run, so a stage never runs a mechanism twice for one release. The mechanisms
+are listed by kind in ``textsift.mechanisms.registry.MECHANISMS``.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from textsift.corpus import Span
 from textsift.releases import draw_name
+from textsift.rng import Key
 
 
 @dataclass(frozen=True)
@@ -69,32 +72,60 @@ class Resources(Protocol):
         ...
 
 
-class Mechanism(Protocol):
-    """A privacy mechanism: what a setting needs, and privatizing documents with it.
+@dataclass(frozen=True)
+class PrivatizeResult:
+    """What one run of a mechanism over documents gives.
 
-    ``per_document``: whether a document's output depends only on the document, its id and the key
-    (then batches and row order never change it); DataSifterText calibrates its masking rate and swaps
-    keyphrases over the whole corpus, by design (METHODS.md §1).
-
-    Optional members: a differentially private mechanism defines ``spent(docs, setting, resources) -> list[float]``,
-    the ε each document spends (the privacy ledger, ``data/ledger/<setting>.parquet``; without it a setting is
-    "not DP"); a mechanism whose stand-ins can be traced back defines ``vault_entries`` (the pseudonym vault);
-    ``additive_metrics`` names the metrics that are totals over documents, which a chunked run
-    (:mod:`textsift.chunked`) sums — it averages every other metric over the chunks, weighted by documents or by
-    the metric ``metric_weight`` names;
-    ``servable(setting)`` says whether a setting ships as a model (:mod:`textsift.serving`; absent: never);
-    ``document_wise(setting)`` says whether a mechanism that is not ``per_document`` is so under one setting;
-    ``fills_from_corpus`` False says its replacements come from no corpus-trained model or index (redaction's public
-    Faker lists), so evaluate does not count another document's name in its output as disclosed (absent: True).
+    Attributes:
+        texts: the privatized texts, in input order.
+        metrics: the mechanism's aggregate metrics (numbers only).
+        spent: per document, the ε it spent (the privacy ledger); None for a mechanism that is not DP.
+        vault: per document id, ``(label, stand-in, original)`` of each replaced region, when the call asked for it
+            (the pseudonym vault, sealed by the stage); empty otherwise.
     """
 
-    per_document: bool
+    texts: list[str]
+    metrics: dict[str, float]
+    spent: list[float] | None = None
+    vault: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+
+
+class Mechanism(ABC):
+    """A privacy mechanism: what a setting needs, and privatizing documents with it (one :class:`PrivatizeResult`).
+
+    Class attributes:
+        per_document: whether a document's output depends only on the document, its id and the key (then batches and
+            row order never change it); DataSifterText calibrates its masking rate and swaps keyphrases over the
+            whole corpus, by design (METHODS.md §1).
+        fills_from_corpus: False when replacements come from no corpus-trained model or index (redaction's public
+            Faker lists), so evaluate does not count another document's name in its output as disclosed.
+        additive_metrics: the metrics that are totals over documents, which a chunked run (:mod:`textsift.chunked`)
+            sums; it averages every other metric over the chunks, weighted by documents or by ``metric_weight``.
+        metric_weight: the metric a chunked run weighs chunks by (None: documents).
+        guarantee: the DP guarantee written beside the ledger ("" for a mechanism that is not DP).
+    """
+
+    per_document: ClassVar[bool]
+    fills_from_corpus: ClassVar[bool] = True
+    additive_metrics: ClassVar[tuple[str, ...]] = ()
+    metric_weight: ClassVar[str | None] = None
+    guarantee: ClassVar[str] = ""
 
     def needs(self, setting: Any) -> tuple[tuple[str, str | None], ...]:
         """The catalog artifacts (name, key) the setting needs."""
-        ...
+        return tuple(setting.needs())
 
-    def privatize(self, docs: Documents, setting: Any, resources: Resources, key: Any
-                  ) -> tuple[list[str], dict[str, float]]:
-        """Privatized texts in input order and aggregate metrics (numbers only)."""
-        ...
+    def document_wise(self, setting: Any) -> bool:
+        """Whether a document's output under ``setting`` depends on the document, its id and the key alone, so the
+        setting may run on any subset of the documents (chunks, the test split) with the same outputs."""
+        return self.per_document
+
+    def servable(self, setting: Any) -> bool:
+        """Whether ``setting`` protects something in a request and its packed resources hold no corpus text, so it
+        may ship as a model (:mod:`textsift.serving`); a mechanism that is not ``per_document`` never ships."""
+        return False
+
+    @abstractmethod
+    def privatize(self, docs: Documents, setting: Any, resources: Resources, key: Key, *, vault: bool = False
+                  ) -> PrivatizeResult:
+        """Privatize ``docs`` under ``setting`` with draws derived from ``key``; the vault's entries when ``vault``."""

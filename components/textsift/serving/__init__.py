@@ -15,16 +15,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from textsift.mechanisms.base import Documents, Resources
+from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
 from textsift.releases import SERVED, fresh_draw_name, release_key
 from textsift.secret_key import SecretKey
 
 
-def servable(implementation: Any, setting: Any) -> bool:
+def servable(implementation: Mechanism, setting: Any) -> bool:
     """Whether a setting ships as a model: a per-document mechanism whose packed resources hold no corpus text and
     that protects something in a request (``servable(setting)``; redaction of gold spans protects nothing there)."""
-    check = getattr(implementation, "servable", None)
-    return bool(getattr(implementation, "per_document", False) and check is not None and check(setting))
+    return implementation.per_document and implementation.servable(setting)
 
 
 def served_key(secret: SecretKey, name: str, setting: Any) -> SecretKey:
@@ -33,9 +32,9 @@ def served_key(secret: SecretKey, name: str, setting: Any) -> SecretKey:
     return release_key(secret, setting.kind, name, setting, scope=SERVED)
 
 
-def served_privatize(implementation: Any, setting: Any, resources: Resources, key: SecretKey, texts: Sequence[str],
-                     ids: Sequence[str]) -> tuple[Documents, list[str]]:
+def served_privatize(implementation: Mechanism, setting: Any, resources: Resources, key: SecretKey,
+                     texts: Sequence[str], ids: Sequence[str]) -> PrivatizeResult:
     """What the service answers for ``texts``: each row drawn under a fresh name (:func:`fresh_draw_name`: a client's
-    id keys nothing), no gold spans (a request carries none); the documents as privatized, and the texts."""
+    id keys nothing), no gold spans (a request carries none): the mechanism's result."""
     docs = Documents(list(texts), list(ids), [[] for _ in texts], [fresh_draw_name() for _ in texts])
-    return docs, implementation.privatize(docs, setting, resources, key)[0]
+    return implementation.privatize(docs, setting, resources, key)

@@ -86,11 +86,10 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
             raise InputError(f"the input needs a {TEXT!r} column (and optionally {ID!r})")
         ids = row_ids(model_input)
         texts = [str(t) for t in model_input[TEXT]]
-        docs, out = served_privatize(self.mechanism, self.setting, self.resources, self.key, texts, ids)
-        frame = pd.DataFrame({ID: ids, TEXT: out})
-        spent = getattr(self.mechanism, "spent", None)
-        if spent is not None:
-            frame[EPSILON] = spent(docs, self.setting, self.resources)
+        result = served_privatize(self.mechanism, self.setting, self.resources, self.key, texts, ids)
+        frame = pd.DataFrame({ID: ids, TEXT: result.texts})
+        if result.spent is not None:
+            frame[EPSILON] = result.spent
         return frame
 
 

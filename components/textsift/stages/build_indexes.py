@@ -41,7 +41,7 @@ from textsift.indexes.vocabulary import (
     require_outputs,
     select_outputs,
 )
-from textsift.stages import StageContext
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 PLOTS = "plots"
@@ -102,6 +102,33 @@ def _coverage(corpus: pd.DataFrame, words: list[str], lowercase: bool) -> float:
     return len(wanted & set(words)) / len(wanted) if wanted else 0.0
 
 
+def _write_index(ctx: StageContext, name: str, items: ProjectedVocabulary, manifest: dict[str, Any],
+                 inputs: ProjectedVocabulary | None, device: str) -> Any:
+    """Save the index and its geometry plots into the ``index`` folder atomically; the geometry report."""
+    source, seed = ctx.params.indexes.sources[name], ctx.params.seed
+    with atomic_dir(ctx.output("index")) as tmp:
+        save_index(tmp, items, manifest, source.n_trees, rng.stable_key(seed, "build_indexes.annoy", name), inputs)
+        searcher = load_index(tmp).searcher("auto", device)
+        report = geometry_report(items.vectors, items.words, searcher, ctx.params.indexes.geometry, source.beta,
+                                 seed, name, device)
+        (tmp / PLOTS).mkdir()
+        for file_name, png in geometry_plots(report, name).items():
+            (tmp / PLOTS / file_name).write_bytes(png)
+    return report
+
+
+def _index_metrics(items: ProjectedVocabulary, selection: OutputSelection, report: Any, seconds: float,
+                   inputs: ProjectedVocabulary | None, corpus: pd.DataFrame, lowercase: bool) -> dict[str, float]:
+    metrics = {"index.d": float(items.d), "index.m": float(items.dim), "index.m_formula": float(items.m),
+               "index.projected": float(items.projected), "index.items": float(len(items.words)),
+               **{f"index.{k}": v for k, v in selection.metrics().items()},
+               "index.build_seconds": seconds, **report.metrics()}
+    if inputs is not None:  # share of distinct corpus words that are perturbed rather than out of vocabulary
+        metrics["index.input_vocab_size"] = float(len(inputs.words))
+        metrics["index.corpus_coverage"] = _coverage(corpus, inputs.words, lowercase)
+    return metrics
+
+
 def run(ctx: StageContext) -> None:
     """Build the embedding index of source ``ctx.instance.key`` over the corpus and run its geometry experiments (§2).
 
@@ -113,7 +140,7 @@ def run(ctx: StageContext) -> None:
     sources = ctx.params.indexes.sources
     if name not in sources:
         raise StageError(f"build_indexes: no source {name!r} in indexes.sources ({', '.join(sources) or 'none'})")
-    source, seed, started = sources[name], ctx.params.seed, time.perf_counter()
+    source, started = sources[name], time.perf_counter()
     corpus = read_corpus(ctx.input("corpus"))
     quality.check_corpus(corpus, name="build_indexes_input").raise_if_failed()
     device = resolve_device(ctx.params.device)
@@ -123,28 +150,15 @@ def run(ctx: StageContext) -> None:
     selection = output_selection(corpus, words, lowercase, source.min_doc_freq)
     require_outputs(selection, name)
     candidates = project_vocabulary(words, vectors, beta=source.beta, delta=source.delta, omega=source.omega,
-                                    generator=rng.generator(seed, "build_indexes.projection", name))
+                                    generator=rng.generator(ctx.params.seed, "build_indexes.projection", name))
     items = candidates.subset(selection.allowed)
     inputs = None if source.kind == "bert_contextual" else candidates
-    manifest = index_manifest(name, source, items, lowercase, selection, inputs)
-    target = ctx.output("index")
-    with atomic_dir(target) as tmp:
-        save_index(tmp, items, manifest, source.n_trees, rng.stable_key(seed, "build_indexes.annoy", name), inputs)
-        searcher = load_index(tmp).searcher("auto", device)
-        report = geometry_report(items.vectors, items.words, searcher, ctx.params.indexes.geometry, source.beta,
-                                 seed, name, device)
-        (tmp / PLOTS).mkdir()
-        for file_name, png in geometry_plots(report, name).items():
-            (tmp / PLOTS / file_name).write_bytes(png)
-    metrics = {"index.d": float(items.d), "index.m": float(items.dim), "index.m_formula": float(items.m),
-               "index.projected": float(items.projected), "index.items": float(len(items.words)),
-               **{f"index.{k}": v for k, v in selection.metrics().items()},
-               "index.build_seconds": time.perf_counter() - started, **report.metrics()}
-    if inputs is not None:  # share of distinct corpus words that are perturbed rather than out of vocabulary
-        metrics["index.input_vocab_size"] = float(len(inputs.words))
-        metrics["index.corpus_coverage"] = _coverage(corpus, inputs.words, lowercase)
+    report = _write_index(ctx, name, items, index_manifest(name, source, items, lowercase, selection, inputs), inputs,
+                          device)
+    metrics = _index_metrics(items, selection, report, time.perf_counter() - started, inputs, corpus, lowercase)
     ctx.write_metrics("index_metrics", metrics)
     ctx.log_metrics(metrics)
+    target = ctx.output("index")
     ctx.tracker.log_artifact(ctx.run_id, target / MANIFEST, "index")
     for plot in sorted((target / PLOTS).iterdir()):
         ctx.tracker.log_artifact(ctx.run_id, plot, "plots")

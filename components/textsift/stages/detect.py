@@ -21,11 +21,11 @@ import pandas as pd
 
 from textsift import quality
 from textsift.corpus import Span, read_corpus, spans_to_python
+from textsift.detection.corpus_spans import detect_corpus, write_detected
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.scoring import detection_scores
 from textsift.detection.training_data import real_test_sets
-from textsift.stages import StageContext
-from textsift.stages.detected_spans import detect_corpus, write_detected
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 

@@ -13,38 +13,47 @@ from __future__ import annotations
 import logging
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from textsift import quality
 from textsift.budgets.allocation import laplace_scale, noise_names, unit_laplace
+from textsift.budgets.fit_store import load_basis, vectors_table
 from textsift.budgets.publish import Split, choose_shape, epsilon_for, manifest, noisy
 from textsift.corpus import write_json, write_table
 from textsift.errors import ConfigError
 from textsift.evaluation.outsider import denoise_error_ratio
 from textsift.releases import release_key
-from textsift.stages import StageContext
-from textsift.stages.lrp_budgets import BUDGETS, EMBEDDINGS, vectors_table
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 GRID = "grid.csv"
-
-
-def read_basis(ctx: StageContext) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
-    """The fit's rows (doc_id, split, label), their published-basis embeddings, Δf_d and relevance."""
-    folder = ctx.input("budgets")
-    frame = pq.read_table(folder / EMBEDDINGS, columns=["doc_id", "split", "label", "embedding"]).to_pandas()
-    x = np.stack(frame.pop("embedding").to_numpy()).astype(np.float32)
-    with np.load(folder / BUDGETS) as budgets:
-        return frame, x, budgets["sensitivity"], budgets["relevance"]
 
 
 def _split(everything: Split, frame: pd.DataFrame, name: str) -> Split:
     rows = (frame["split"] == name).to_numpy()
     return Split(everything.x[rows], frame["doc_id"][rows].tolist(), frame["label"][rows].tolist(),
                  everything.unit[rows])
+
+
+def _metrics(setting: Any, shape: tuple[float, float, float] | None, grid: pd.DataFrame, x: np.ndarray,
+             published: np.ndarray, epsilon_d: np.ndarray, outsider_noise: np.ndarray) -> dict[str, float]:
+    """The set's figures: ε, the chosen shape and its validation score, noise and signal sizes, and how far an
+    outsider gets by subtracting noise regenerated under the public seed (``outsider_noise``): ~1.41 (worse than not
+    trying) with the secret key, 0 if the noise were keyed by the seed (:mod:`textsift.evaluation.outsider`)."""
+    best = grid["score"].max()
+    metrics = {
+        "epsilon_max": setting.epsilon_max, "p": setting.p, "grid.points": float(len(grid)),
+        f"grid.best_validation_{grid['metric'].iloc[0]}": float(best) if np.isfinite(best) else float("nan"),
+        "epsilon_d.min": float(epsilon_d.min()), "epsilon_d.max": float(epsilon_d.max()),
+        "noise.mean_abs": float(np.abs(published.astype(np.float64) - x).mean()),
+        "signal.mean_abs": float(np.abs(x).mean()),
+        **({"a": shape[0], "b": shape[1], "gamma": shape[2]} if shape else {}),
+        "attack.denoise.error_ratio": denoise_error_ratio(published, x, outsider_noise),
+    }
+    return {k: v for k, v in metrics.items() if np.isfinite(v)}
 
 
 def run(ctx: StageContext) -> None:
@@ -56,7 +65,8 @@ def run(ctx: StageContext) -> None:
     """
     key = ctx.instance.key or ""
     setting = ctx.params.embedding_dp.settings[key]
-    rows, x, sensitivity, relevance = read_basis(ctx)
+    basis = load_basis(ctx.input("budgets"))
+    rows, x, sensitivity, relevance = basis.rows, basis.x, basis.sensitivity, basis.relevance
     seed, secret = ctx.params.seed, ctx.secret_key  # the public seed fits classifiers; the noise needs the key
     ids = rows["doc_id"].tolist()
     drawn = release_key(secret, "embedding_dp", key, setting)  # this setting's own noise: no two sets share a draw
@@ -70,26 +80,13 @@ def run(ctx: StageContext) -> None:
                                validation if validation.ids else train, ctx.params.embedding_dp.relevance, seed)
     epsilon_d = epsilon_for(setting, sensitivity, relevance, shape)
     published = noisy(everything, sensitivity, epsilon_d)
-    output = rows.assign(embedding=list(published))
-    quality.check_embeddings(rows, output, x.shape[1], name=f"embedding_dp_{key}").raise_if_failed()
+    quality.check_embeddings(rows, rows.assign(embedding=list(published)), x.shape[1],
+                             name=f"embedding_dp_{key}").raise_if_failed()
     write_table(vectors_table(rows, {"embedding": published}), ctx.output("noisy_embeddings"))
-    described = manifest(key, setting, shape, sensitivity, epsilon_d, ctx.params.embedding_dp.encoder, len(rows),
-                         secret.fingerprint)
-    write_json(described, ctx.output("embedding_manifest"))
-    best = grid["score"].max()
-    noise = published.astype(np.float64) - x
-    metrics = {
-        "epsilon_max": setting.epsilon_max, "p": setting.p, "grid.points": float(len(grid)),
-        f"grid.best_validation_{grid['metric'].iloc[0]}": float(best) if np.isfinite(best) else float("nan"),
-        "epsilon_d.min": float(epsilon_d.min()), "epsilon_d.max": float(epsilon_d.max()),
-        "noise.mean_abs": float(np.abs(noise).mean()), "signal.mean_abs": float(np.abs(x).mean()),
-        **({"a": shape[0], "b": shape[1], "gamma": shape[2]} if shape else {}),
-        # the outsider subtracts noise regenerated under the public seed: ~1.41 (worse than not trying) with
-        # the secret key, 0 if the noise were keyed by the seed (textsift.evaluation.outsider)
-        "attack.denoise.error_ratio": denoise_error_ratio(
-            published, x, unit_laplace(ids, x.shape[1], seed) * laplace_scale(sensitivity, epsilon_d)),
-    }
-    metrics = {k: v for k, v in metrics.items() if np.isfinite(v)}
+    write_json(manifest(key, setting, shape, sensitivity, epsilon_d, ctx.params.embedding_dp.encoder, len(rows),
+                        secret.fingerprint), ctx.output("embedding_manifest"))
+    outsider_noise = unit_laplace(ids, x.shape[1], seed) * laplace_scale(sensitivity, epsilon_d)
+    metrics = _metrics(setting, shape, grid, x, published, epsilon_d, outsider_noise)
     ctx.write_metrics("embedding_dp_metrics", metrics)
     ctx.log_metrics(metrics)
     with tempfile.TemporaryDirectory() as tmp:
@@ -97,4 +94,4 @@ def run(ctx: StageContext) -> None:
         ctx.tracker.log_artifact(ctx.run_id, Path(tmp) / GRID, "embedding_dp")
     ctx.tracker.log_artifact(ctx.run_id, ctx.output("embedding_manifest"), "embedding_dp")
     log.info("embedding_dp@%s: %s allocation, epsilon_max %g, shape %s, validation %s %.3f", key,
-             setting.allocation, setting.epsilon_max, shape, grid["metric"].iloc[0], best)
+             setting.allocation, setting.epsilon_max, shape, grid["metric"].iloc[0], grid["score"].max())

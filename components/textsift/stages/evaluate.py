@@ -2,11 +2,11 @@
 
 Reads the original corpus and each privatized corpus once, one at a time (memory holds the original
 and one setting's corpus), and per corpus: trains and scores the classifiers
-(:mod:`~textsift.stages.evaluate_utility`), counts the test split's leaked spans
-(:mod:`~textsift.stages.evaluate_leaks`) and runs the attackers (:mod:`~textsift.stages.evaluate_attackers`).
+(:mod:`~textsift.evaluation.setting_utility`), counts the test split's leaked spans
+(:mod:`~textsift.evaluation.leak_breakdown`) and runs the attackers (:mod:`~textsift.evaluation.attackers`).
 Noisy sentence embeddings (``embedding_dp`` settings) get their own rows
-(:mod:`~textsift.stages.evaluate_embeddings`). Then the frontier, the report and the MLflow runs
-(:mod:`~textsift.stages.evaluate_report`).
+(:mod:`~textsift.evaluation.embedding_sets`). Then the frontier, the report and the MLflow runs
+(:mod:`~textsift.evaluation.publishing`).
 
 Outputs ``metrics/evaluate.json``, ``metrics/evaluate_embeddings.json``, ``reports/evaluate/{utility,leaks,
 frontier,embedding_dp}.csv``, ``reports/evaluate/{frontier,embedding_dp}.png`` and ``reports/evaluate/report.html``.
@@ -16,20 +16,18 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from textsift import quality
 from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_json
+from textsift.evaluation.attackers import Attackers
+from textsift.evaluation.embedding_sets import evaluate_embeddings
+from textsift.evaluation.leak_breakdown import leak_breakdown
 from textsift.evaluation.privacy import leak_counts
-from textsift.evaluation.utility import UTILITY_METRICS
-from textsift.mechanisms.registry import mechanism
-from textsift.stages import StageContext
-from textsift.stages.evaluate_attackers import Attackers
-from textsift.stages.evaluate_embeddings import evaluate_embeddings
-from textsift.stages.evaluate_leaks import leak_breakdown
-from textsift.stages.evaluate_report import (
+from textsift.evaluation.publishing import (
     EMBEDDING_COLUMNS,
     isnan,
     log_embedding_runs,
@@ -37,7 +35,7 @@ from textsift.stages.evaluate_report import (
     register_classifiers,
     write_frontier,
 )
-from textsift.stages.evaluate_utility import (
+from textsift.evaluation.setting_utility import (
     CLASSIFIER,
     evaluate_setting,
     split,
@@ -46,43 +44,57 @@ from textsift.stages.evaluate_utility import (
     with_drops,
     with_majority,
 )
+from textsift.evaluation.utility import UTILITY_METRICS
+from textsift.mechanisms.registry import mechanism
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 
 
-def run(ctx: StageContext) -> None:
-    """Evaluate the original corpus and every privatized one; write the utility, leak, frontier and embedding
-    tables, ``metrics/evaluate*.json`` and the report; log per-setting MLflow runs and register classifiers."""
-    corpus = read_corpus(ctx.input("corpus"))
-    quality.check_corpus(corpus, name="evaluate_input").raise_if_failed()
+@dataclass
+class _Scored:
+    """What evaluating each corpus once gives: classifiers, utility rows, attack figures, leak counts, examples."""
+
+    models: dict[str, Any] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    attacks: dict[str, dict[str, float]] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _score_corpora(ctx: StageContext, corpus: pd.DataFrame, clf: Any, attackers: Attackers) -> _Scored:
+    """Train and score the classifiers, run the attackers and count the leaks of the original corpus and of each
+    privatized one (each read once, one at a time)."""
     test = split(corpus, "test")
     originals = test["text"].tolist()
-    clf = transformer(ctx)
-    attackers = Attackers.load(ctx, test, split(corpus, "train"))
     show = ctx.params.report.examples_per_setting if ctx.params.report.show_examples else 0
-    models: dict[str, Any] = {}
-    models["original"], rows = evaluate_setting("original", split(corpus, "train"), {"original": test}, ctx, clf)
-    attacks = {"original": attackers.original()}
-    counts = {"original": leak_counts(originals, attackers.spans, originals)}
+    scored = _Scored()
+    scored.models["original"], scored.rows = evaluate_setting("original", split(corpus, "train"),
+                                                              {"original": test}, ctx, clf)
+    scored.attacks["original"] = attackers.original()
+    scored.counts["original"] = leak_counts(originals, attackers.spans, originals)
     everything, everything_spans = corpus["text"].tolist(), [spans_to_python(s) for s in corpus["spans"]]
-    examples: dict[str, list[str]] = {}
     for key in sorted(ctx.params.privatize.settings):
         privatized = read_corpus(ctx.input("privatized", key))  # the one read of this corpus
         quality.check_privatized(corpus, privatized, name=f"evaluate_input_{key}").raise_if_failed()
         private_test = split(privatized, "test")
-        models[key], setting_rows = evaluate_setting(
+        scored.models[key], setting_rows = evaluate_setting(
             key, split(privatized, "train"), {"privatized": private_test, "original": test}, ctx, clf)
-        rows.extend(setting_rows)
+        scored.rows.extend(setting_rows)
         texts = private_test["text"].tolist()
-        attacks[key] = attackers.privatized(key, texts)
-        if getattr(mechanism(ctx.params.privatize.settings[key].kind), "fills_from_corpus", True):  # else: by chance
-            published = privatized["text"].tolist()
-            attacks[key].update(attackers.cross_document(key, everything, everything_spans, published))
-        counts[key] = leak_counts(originals, attackers.spans, texts)
+        scored.attacks[key] = attackers.privatized(key, texts)
+        if mechanism(ctx.params.privatize.settings[key].kind).fills_from_corpus:  # else: a match is by chance
+            scored.attacks[key].update(attackers.cross_document(key, everything, everything_spans,
+                                                                privatized["text"].tolist()))
+        scored.counts[key] = leak_counts(originals, attackers.spans, texts)
         if show:
-            examples[key] = texts[:show]
-    attackers.summary(attacks["original"])
+            scored.examples[key] = texts[:show]
+    attackers.summary(scored.attacks["original"])
+    return scored
 
+
+def _utility_table(ctx: StageContext, rows: list[dict[str, Any]], test: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """Check, log and write the utility table (with drops and the majority baseline); it and the nested metrics."""
     flat, nested = utility_metrics(rows)
     report = quality.check_metrics(flat, name="evaluate_metrics", unit_interval=UTILITY_METRICS)
     report.raise_if_failed()
@@ -94,12 +106,24 @@ def run(ctx: StageContext) -> None:
     with atomic_path(ctx.output("utility_table")) as tmp:
         utility.to_csv(tmp, index=False, float_format="%.6f")
     ctx.tracker.log_artifact(ctx.run_id, ctx.output("utility_table"), "evaluate")
+    log.info("evaluate: %d settings; original %s accuracy %.3f", len(ctx.params.privatize.settings),
+             CLASSIFIER, flat.get(f"original.{CLASSIFIER}.original.accuracy", float("nan")))
+    return utility, nested
 
+
+def run(ctx: StageContext) -> None:
+    """Evaluate the original corpus and every privatized one; write the utility, leak, frontier and embedding
+    tables, ``metrics/evaluate*.json`` and the report; log per-setting MLflow runs and register classifiers."""
+    corpus = read_corpus(ctx.input("corpus"))
+    quality.check_corpus(corpus, name="evaluate_input").raise_if_failed()
+    test = split(corpus, "test")
+    scored = _score_corpora(ctx, corpus, transformer(ctx), Attackers.load(ctx, test, split(corpus, "train")))
+    utility, nested = _utility_table(ctx, scored.rows, test)
     privacy = privatize_metrics(ctx)
-    for key, attack in attacks.items():
+    for key, attack in scored.attacks.items():
         privacy.setdefault(key, {}).update(attack)
         ctx.log_metrics({f"{key}.{name}": value for name, value in attack.items()})
-    leaks = leak_breakdown(counts, ctx.params.evaluate.bootstrap, ctx.params.seed)
+    leaks = leak_breakdown(scored.counts, ctx.params.evaluate.bootstrap, ctx.params.seed)
     with atomic_path(ctx.output("leaks")) as tmp:
         leaks.to_csv(tmp, index=False, float_format="%.6f")
     embeddings, embedding_metrics, embedding_png = evaluate_embeddings(ctx)
@@ -108,13 +132,12 @@ def run(ctx: StageContext) -> None:
     write_json({row["setting"]: {k: float(row[k]) for k in EMBEDDING_COLUMNS if not isnan(row[k])}
                 for _, row in embeddings.iterrows()}, ctx.output("evaluate_embeddings_metrics"))
     frontier, proposal = write_frontier(ctx, utility, privacy, leaks, embeddings, embedding_png,
-                                        safe_examples(examples, privacy, ctx.params.evaluate.recommend.leak_rate))
+                                        safe_examples(scored.examples, privacy,
+                                                      ctx.params.evaluate.recommend.leak_rate))
     setting_runs = log_setting_runs(ctx, frontier, utility, privacy)
     if ctx.params.tracking.log_models:
-        register_classifiers(ctx, models, setting_runs, proposal.setting)
+        register_classifiers(ctx, scored.models, setting_runs, proposal.setting)
     log_embedding_runs(ctx, embeddings)
-    log.info("evaluate: %d settings; original %s accuracy %.3f", len(ctx.params.privatize.settings),
-             CLASSIFIER, flat.get(f"original.{CLASSIFIER}.original.accuracy", float("nan")))
 
 
 def safe_examples(examples: dict[str, list[str]], privacy: dict[str, dict[str, float]], ceiling: float

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 
 from textsift import secret_key
-from textsift.stages import StageContext
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 

@@ -47,7 +47,7 @@ from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import load_detector, save_detector
 from textsift.models.detector_training import TrainedDetector, continue_training, train_detector
 from textsift.rng import generator
-from textsift.stages import StageContext
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 REAL_SOURCES = {"btc": ("PERSON", "LOC", "ORG"), "wnut17": ("PERSON", "LOC", "ORG"), "gum": GUM_TYPES}  # types marked

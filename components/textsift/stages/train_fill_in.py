@@ -28,7 +28,7 @@ from textsift.indexes.vocabulary import CharSpan
 from textsift.models.fill_in import build_model, continue_from
 from textsift.models.training import train_mlm
 from textsift.rng import torch_seed
-from textsift.stages import StageContext
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 ARTIFACT = "fill_in"
@@ -69,7 +69,7 @@ def run(ctx: StageContext) -> None:
     Reads ``corpus``; writes the pointer ``fill_in`` and ``train_fill_in_metrics``; logs every step's loss, the metrics
     and the model (transformers format, the run tagged with its sha256) to MLflow and a line with documents,
     vocabulary size and device. On the demo corpus the model comes from the per-user cache when this recipe was
-    trained before (:attr:`~textsift.stages.StageContext.corpus_is_demo`; tag ``textsift.fill_in.cached``).
+    trained before (:attr:`~textsift.stage_context.StageContext.corpus_is_demo`; tag ``textsift.fill_in.cached``).
     """
     params, fill = ctx.params, ctx.params.fill_in
     corpus = read_corpus(ctx.input("corpus"))

@@ -22,7 +22,7 @@ from textsift.interests.io import save_interest_model
 from textsift.interests.params import InterestParams
 from textsift.interests.synthetic import generate_posts
 from textsift.interests.training import generate, score, train_interest_model
-from textsift.stages import StageContext
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 ARTIFACT = "interests"

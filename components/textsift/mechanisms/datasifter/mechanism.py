@@ -9,10 +9,11 @@ privatize stage adds leak metrics and the quality checks.
 
 from __future__ import annotations
 
-from textsift.mechanisms.base import Documents, Resources
+from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
 from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sifter import sift
 from textsift.mechanisms.datasifter.wordlists import default_blacklist, parse_word_list
+from textsift.rng import Key
 from textsift.tokenize import words
 
 
@@ -35,27 +36,23 @@ def span_words(docs: Documents) -> list[list[str]]:
             for text, spans in zip(docs.texts, docs.gold, strict=True)]
 
 
-per_document = False  # keyphrases are swapped between documents of the corpus (§1.4)
-fills_from_corpus = True  # fills come from the corpus-trained fill-in model, keyphrases from other documents
+class DataSifter(Mechanism):
+    """DataSifterText: mask, fill and swap keyphrases between documents (METHODS.md §1)."""
 
+    per_document = False  # keyphrases are swapped between documents of the corpus (§1.4)
+    fills_from_corpus = True  # fills come from the corpus-trained fill-in model, keyphrases from other documents
 
-def document_wise(setting: DataSifterSetting) -> bool:
-    """Whether a document's output depends on the document, its id and the key alone under ``setting``: without
-    keyphrase swapping (``replacement: none``) it does, as masking and fill-in draw per document (§1.2-1.3)."""
-    return setting.replacement == "none"
+    def document_wise(self, setting: DataSifterSetting) -> bool:
+        """Whether a document's output depends on the document, its id and the key alone under ``setting``: without
+        keyphrase swapping (``replacement: none``) it does, as masking and fill-in draw per document (§1.2-1.3)."""
+        return setting.replacement == "none"
 
-
-def needs(setting: DataSifterSetting) -> tuple[tuple[str, str | None], ...]:
-    """The corpus and the fill-in model; the detector too when detected spans are always masked."""
-    return setting.needs()
-
-
-def privatize(docs: Documents, setting: DataSifterSetting, resources: Resources, key: int
-              ) -> tuple[list[str], dict[str, float]]:
-    """DataSifterText over the documents; texts in input order and the mechanism's metrics."""
-    whitelist, blacklist = word_lists(setting, resources)
-    extra = span_words(docs) if setting.whitelist_spans else None
-    protected = resources.detected(docs, setting.labels) if setting.mask_detected else None
-    result = sift(docs.texts, docs.draw_names, setting, resources.fill_in(), whitelist, blacklist, key, extra,
-                  protected)
-    return result.texts, result.metrics
+    def privatize(self, docs: Documents, setting: DataSifterSetting, resources: Resources, key: Key, *,
+                  vault: bool = False) -> PrivatizeResult:
+        """DataSifterText over the documents; texts in input order and the mechanism's metrics."""
+        whitelist, blacklist = word_lists(setting, resources)
+        extra = span_words(docs) if setting.whitelist_spans else None
+        protected = resources.detected(docs, setting.labels) if setting.mask_detected else None
+        result = sift(docs.texts, docs.draw_names, setting, resources.fill_in(), whitelist, blacklist, key, extra,
+                      protected)
+        return PrivatizeResult(result.texts, result.metrics)

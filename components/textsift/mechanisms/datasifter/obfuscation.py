@@ -19,6 +19,7 @@ import numpy as np
 
 from textsift.mechanisms.datasifter.keyphrases import Keyphrase, rake, textrank_sentences
 from textsift.mechanisms.datasifter.partners import NO_PARTNER, choose_partners, cluster, tfidf
+from textsift.rng import Key
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def swap_tail(text: str, own: Sequence[Keyphrase], partner_text: str, partner: S
 
 def obfuscate(
     texts: Sequence[str], doc_ids: Sequence[str], method: str, q: int, k_clusters: int, max_candidates: int,
-    pool_frac: float, seed: int, stop_words: Collection[str],
+    pool_frac: float, key: Key, stop_words: Collection[str],
 ) -> ObfuscationResult:
     """Swap keyphrases (or sentences) of each document with its partner's (``method != "none"``).
 
@@ -71,13 +72,13 @@ def obfuscate(
         k_clusters: MiniBatchKMeans clusters (capped at the number of documents).
         max_candidates: candidates sampled per document.
         pool_frac: share of the closest candidates the partner is drawn from.
-        seed: root seed.
+        key: the release key (the project's secret key derived for the setting; a public seed in tests).
         stop_words: RAKE's phrase delimiters.
     """
     if method == "none" or len(texts) < 2:
         return ObfuscationResult(list(texts), np.zeros(len(texts), bool), np.full(len(texts), NO_PARTNER))
     matrix = tfidf(texts)
-    partners = choose_partners(matrix, cluster(matrix, k_clusters, seed), doc_ids, seed, max_candidates, pool_frac)
+    partners = choose_partners(matrix, cluster(matrix, k_clusters, key), doc_ids, key, max_candidates, pool_frac)
     extract: Callable[[str], list[Keyphrase]] = (
         textrank_sentences if method == "textrank" else (lambda text: rake(text, stop_words))
     )

@@ -4,7 +4,7 @@ D(W) is the TF-IDF matrix of the (masked and filled) documents, clustered by a s
 MiniBatchKMeans into ``k_clusters`` (at most one per document). For document i, up to
 ``max_candidates`` other documents of its cluster are sampled, ``dist(i, j) = 1 - cos(D_i, D_j)``
 ranks them, and the partner is drawn uniformly from the closest ``partner_pool_frac`` of them
-(at least one). Draws come from the document's own generator (seed, doc id).
+(at least one). Draws come from the document's own generator (key, doc id).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from scipy import sparse
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from textsift.rng import generator
+from textsift.rng import Key, generator
 
 NO_PARTNER = -1
 BLOCK = 256  # documents whose similarities are computed in one sparse product (speed only)
@@ -28,12 +28,12 @@ def tfidf(texts: Sequence[str]) -> sparse.csr_matrix:
     return TfidfVectorizer().fit_transform(texts).tocsr()
 
 
-def cluster(matrix: sparse.csr_matrix, k: int, seed: int) -> np.ndarray:
+def cluster(matrix: sparse.csr_matrix, k: int, key: Key) -> np.ndarray:
     """MiniBatchKMeans labels with ``min(k, n_docs)`` clusters, seeded from ``textsift.rng``."""
     n_clusters = min(k, matrix.shape[0])
     if n_clusters <= 1:
         return np.zeros(matrix.shape[0], dtype=np.int64)
-    state = int(generator(seed, "datasifter.kmeans").integers(2**31 - 1))
+    state = int(generator(key, "datasifter.kmeans").integers(2**31 - 1))
     return MiniBatchKMeans(n_clusters=n_clusters, random_state=state).fit_predict(matrix)
 
 
@@ -63,7 +63,7 @@ def pick_partner(
 
 
 def choose_partners(
-    matrix: sparse.csr_matrix, labels: np.ndarray, doc_ids: Sequence[str], seed: int,
+    matrix: sparse.csr_matrix, labels: np.ndarray, doc_ids: Sequence[str], key: Key,
     max_candidates: int, pool_frac: float,
 ) -> np.ndarray:
     """The partner's row index per document, ``NO_PARTNER`` when its cluster has no other document."""
@@ -78,6 +78,6 @@ def choose_partners(
             sims = (matrix[rows] @ block_matrix).toarray()
             for r, i in enumerate(rows):
                 keep = members != i
-                rng = generator(seed, "datasifter.partner", doc_ids[i])
+                rng = generator(key, "datasifter.partner", doc_ids[i])
                 partners[i] = pick_partner(members[keep], sims[r][keep], rng, max_candidates, pool_frac)
     return partners

@@ -1,7 +1,7 @@
 """DataSifterText end to end on a list of documents (METHODS.md §1): mask -> fill -> obfuscate.
 
 Pure library code: word lists arrive resolved (files read by the caller) and the fill-in model
-arrives loaded. Every draw is keyed by (seed, stage, document id): masking uses
+arrives loaded. Every draw is keyed by (key, stage, document id): masking uses
 ``datasifter.mask``, fill-in ``datasifter.fill``, partners ``datasifter.partner``, clustering
 ``datasifter.kmeans``; so a document's output does not depend on batch size or row order of the
 masking and fill-in steps. Labels and ids are not touched (L* = L): texts come back in input order.
@@ -25,7 +25,7 @@ from textsift.mechanisms.datasifter.partners import NO_PARTNER
 from textsift.mechanisms.datasifter.wordlists import stop_words
 from textsift.mechanisms.protected_spans import consistent_spans
 from textsift.models.fill_in import FillInModel
-from textsift.rng import generator, torch_seed
+from textsift.rng import Key, generator, torch_seed
 from textsift.tokenize import Token, normal_form, replace_tokens, words
 
 log = logging.getLogger("textsift")
@@ -45,15 +45,15 @@ def covered_tokens(tokens: Sequence[Token], spans: Sequence[Span]) -> np.ndarray
 
 
 def mask_corpus(
-    tokens: Sequence[Sequence[Token]], doc_ids: Sequence[str], rule: MaskingRule, seed: int,
+    tokens: Sequence[Sequence[Token]], doc_ids: Sequence[str], rule: MaskingRule, key: Key,
     sensitive_words: Sequence[Iterable[str]] | None = None, forced: Sequence[np.ndarray] | None = None,
 ) -> list[MaskResult]:
-    """§1.2 for every document, each with its own generator (seed, "datasifter.mask", doc id)."""
+    """§1.2 for every document, each with its own generator (key, "datasifter.mask", doc id)."""
     results = []
     for i, (doc_tokens, doc_id) in enumerate(zip(tokens, doc_ids, strict=True)):
         extra = sensitive_words[i] if sensitive_words is not None else ()
         classes = rule.classes([t.text for t in doc_tokens], extra)
-        results.append(mask_document(classes, rule, generator(seed, "datasifter.mask", doc_id),
+        results.append(mask_document(classes, rule, generator(key, "datasifter.mask", doc_id),
                                      None if forced is None else forced[i]))
     return results
 
@@ -86,7 +86,7 @@ def apply_fills(
 
 def sift(
     texts: Sequence[str], doc_ids: Sequence[str], setting: DataSifterSetting, fm: FillInModel,
-    whitelist: Iterable[str], blacklist: Iterable[str], seed: int,
+    whitelist: Iterable[str], blacklist: Iterable[str], key: Key,
     sensitive_words: Sequence[Iterable[str]] | None = None, protected: Sequence[Sequence[Span]] | None = None,
 ) -> SiftResult:
     """Privatize ``texts`` with one DataSifterText setting.
@@ -98,7 +98,7 @@ def sift(
         fm: the loaded fill-in model.
         whitelist: sensitive words (masked more often).
         blacklist: protected words (never masked).
-        seed: root seed.
+        key: the release key (the project's secret key derived for the setting; a public seed in tests).
         sensitive_words: per document, extra whitelist words (e.g. the words of its privacy spans).
         protected: per document, spans whose words are always masked (detected spans made
             consistent: ``mask_detected``); their words also join the document's whitelist.
@@ -114,14 +114,14 @@ def sift(
                                                                                                  strict=True)]
         sensitive_words = [[*(sensitive_words[i] if sensitive_words is not None else ()), *extra[i]]
                            for i in range(len(texts))]
-    masks = mask_corpus(tokens, doc_ids, rule, seed, sensitive_words, forced)
+    masks = mask_corpus(tokens, doc_ids, rule, key, sensitive_words, forced)
     masked_at = time.perf_counter()
-    seeds = [torch_seed(seed, "datasifter.fill", d) for d in doc_ids]
+    seeds = [torch_seed(key, "datasifter.fill", d) for d in doc_ids]
     fills = fill_documents(texts, tokens, [m.masked for m in masks], fm, FillOptions.from_setting(setting), seeds)
     filled, changed = apply_fills(texts, tokens, masks, fills)
     filled_at = time.perf_counter()
     result = obfuscate(filled, doc_ids, setting.replacement, setting.q, setting.k_clusters, setting.max_candidates,
-                       setting.partner_pool_frac, seed, stop_words())
+                       setting.partner_pool_frac, key, stop_words())
     done = time.perf_counter()
     metrics = mask_metrics(masks)
     if forced is not None:

@@ -25,13 +25,14 @@ from textsift.embeddings.bert import ContextualEncoder, load_bert
 from textsift.errors import ConfigError
 from textsift.evaluation.geometry import deniability, sample_items
 from textsift.indexes.store import LoadedIndex
-from textsift.mechanisms.base import Documents, Resources
+from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
 from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, static_embedder
 from textsift.mechanisms.metric_dp.params import MetricDPSetting
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard, words_outside
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact_text
+from textsift.rng import Key
 from textsift.tokenize import metric_dp_words
 from textsift.validation import short_id
 
@@ -60,52 +61,50 @@ def load_privatizer(setting: MetricDPSetting, resources: Resources) -> MetricDPP
     )
 
 
-per_document = True  # each word's noise is keyed by (release key, document's draw name, position)
-fills_from_corpus = True  # replacements are the index's output words, learned from the corpus
-additive_metrics = ("tokens",)  # a total: a chunked run sums it
-metric_weight = "tokens"  # its rates are per token: a chunked run weighs chunks by their tokens
+class MetricDP(Mechanism):
+    """Metric-DP word replacement (METHODS.md §2), optionally with redaction's stand-ins for detected spans."""
 
+    per_document = True  # each word's noise is keyed by (release key, document's draw name, position)
+    fills_from_corpus = True  # replacements are the index's output words, learned from the corpus
+    additive_metrics = ("tokens",)  # a total: a chunked run sums it
+    metric_weight = "tokens"  # its rates are per token: a chunked run weighs chunks by their tokens
+    guarantee = "metric-DP: epsilon per perturbed word, n*epsilon per document (METHODS.md section 2)"
 
-def needs(setting: MetricDPSetting) -> tuple[tuple[str, str | None], ...]:
-    """The corpus and the setting's index; the detector too when detected words are always replaced or get
-    stand-ins."""
-    return setting.needs()
+    def privatize(self, docs: Documents, setting: MetricDPSetting, resources: Resources, key: Key, *,
+                  vault: bool = False) -> PrivatizeResult:
+        """Privatized texts (input order kept), the mechanism's metrics and each document's n·ε for its n perturbed
+        words (sequential composition, METHODS.md §2: the ledger).
 
-
-def privatize(docs: Documents, setting: MetricDPSetting, resources: Resources, key: int
-              ) -> tuple[list[str], dict[str, float]]:
-    """Privatized texts (input order kept) and the mechanism's metrics.
-
-    Metrics: ``tokens_changed_fraction`` and ``oov_rate`` (over all token occurrences),
-    ``tokens_per_s``, ``tokens``, ``epsilon`` (per token), ``beta`` (from the index) and the
-    plausible-deniability summaries at this ε (``deniability.*``).
-    """
-    index = resources.index(setting.index)
-    privatizer = load_privatizer(setting, resources)
-    doc_ids = docs.draw_names
-    regions = stand_in_regions(docs, setting, resources)
-    if setting.max_epsilon_per_document is not None:
-        check_budget(docs, perturbed_counts(privatizer, docs.texts, regions), setting)
-    protected = (protected_words(docs.texts, resources.detected(docs, setting.labels)) if setting.replace_detected
-                 else [frozenset()] * len(docs.texts))
-    texts, frozen = with_stand_ins(docs, regions, setting, key)
-    started = time.perf_counter()
-    result = ShardResult.merge([
-        privatize_shard(privatizer, texts[i:i + SHARD_DOCS], doc_ids[i:i + SHARD_DOCS], key,
-                        protected[i:i + SHARD_DOCS], frozen[i:i + SHARD_DOCS])
-        for i in range(0, len(texts), SHARD_DOCS)
-    ])
-    seconds = time.perf_counter() - started
-    tokens = max(result.tokens, 1)
-    metrics = {
-        "tokens_changed_fraction": result.changed / tokens, "oov_rate": result.oov / tokens,
-        "tokens_per_s": result.tokens / seconds if seconds else 0.0, "tokens": float(result.tokens),
-        "epsilon": setting.epsilon, "beta": privatizer.beta,
-    }
-    metrics.update(deniability_at_epsilon(index, privatizer, setting, resources.params.indexes.geometry, key))
-    log.info("metric_dp@%s: %d tokens, %.1f%% changed, %.1f%% OOV, %.0f tokens/s", setting.index, result.tokens,
-             100 * metrics["tokens_changed_fraction"], 100 * metrics["oov_rate"], metrics["tokens_per_s"])
-    return result.texts, metrics
+        Metrics: ``tokens_changed_fraction`` and ``oov_rate`` (over all token occurrences),
+        ``tokens_per_s``, ``tokens``, ``epsilon`` (per token), ``beta`` (from the index) and the
+        plausible-deniability summaries at this ε (``deniability.*``).
+        """
+        index = resources.index(setting.index)
+        privatizer = load_privatizer(setting, resources)
+        doc_ids = docs.draw_names
+        regions = stand_in_regions(docs, setting, resources)
+        if setting.max_epsilon_per_document is not None:
+            check_budget(docs, perturbed_counts(privatizer, docs.texts, regions), setting)
+        protected = (protected_words(docs.texts, resources.detected(docs, setting.labels))
+                     if setting.replace_detected else [frozenset()] * len(docs.texts))
+        texts, frozen = with_stand_ins(docs, regions, setting, key)
+        started = time.perf_counter()
+        result = ShardResult.merge([
+            privatize_shard(privatizer, texts[i:i + SHARD_DOCS], doc_ids[i:i + SHARD_DOCS], key,
+                            protected[i:i + SHARD_DOCS], frozen[i:i + SHARD_DOCS])
+            for i in range(0, len(texts), SHARD_DOCS)
+        ])
+        seconds = time.perf_counter() - started
+        tokens = max(result.tokens, 1)
+        metrics = {
+            "tokens_changed_fraction": result.changed / tokens, "oov_rate": result.oov / tokens,
+            "tokens_per_s": result.tokens / seconds if seconds else 0.0, "tokens": float(result.tokens),
+            "epsilon": setting.epsilon, "beta": privatizer.beta,
+        }
+        metrics.update(deniability_at_epsilon(index, privatizer, setting, resources.params.indexes.geometry, key))
+        log.info("metric_dp@%s: %d tokens, %.1f%% changed, %.1f%% OOV, %.0f tokens/s", setting.index, result.tokens,
+                 100 * metrics["tokens_changed_fraction"], 100 * metrics["oov_rate"], metrics["tokens_per_s"])
+        return PrivatizeResult(result.texts, metrics, spent=[n * setting.epsilon for n in result.perturbed])
 
 
 def stand_in_regions(docs: Documents, setting: MetricDPSetting, resources: Resources) -> list[list[Span]] | None:
@@ -117,7 +116,7 @@ def stand_in_regions(docs: Documents, setting: MetricDPSetting, resources: Resou
     return [outermost(consistent_spans(text, spans)) for text, spans in zip(docs.texts, detected, strict=True)]
 
 
-def with_stand_ins(docs: Documents, regions: list[list[Span]] | None, setting: MetricDPSetting, key: int
+def with_stand_ins(docs: Documents, regions: list[list[Span]] | None, setting: MetricDPSetting, key: Key
                    ) -> tuple[list[str], list[list[tuple[int, int]]]]:
     """The texts with a hybrid's regions replaced by redaction's stand-ins, and where each stand-in now lies; the
     texts as they are (nothing frozen) for plain metric-DP."""
@@ -141,13 +140,6 @@ def perturbed_counts(privatizer: MetricDPPrivatizer, texts: Sequence[str],
     embedded = privatizer.embedder.embed([[t.text for t in words_outside(text, [(s.start, s.end) for s in doc])]
                                           for text, doc in zip(texts, spans, strict=True)])
     return [int(known.sum()) for known, _ in embedded]
-
-
-def spent(docs: Documents, setting: MetricDPSetting, resources: Resources) -> list[float]:
-    """The privacy ledger: per document, n·ε for its n perturbed words (sequential composition, METHODS.md §2)."""
-    counts = perturbed_counts(load_privatizer(setting, resources), docs.texts,
-                              stand_in_regions(docs, setting, resources))
-    return [n * setting.epsilon for n in counts]
 
 
 def check_budget(docs: Documents, counts: Sequence[int], setting: MetricDPSetting) -> None:
@@ -174,7 +166,7 @@ def protected_words(texts: list[str], spans: list[list[Span]]) -> list[frozenset
 
 
 def deniability_at_epsilon(
-    index: LoadedIndex, privatizer: MetricDPPrivatizer, setting: MetricDPSetting, geometry: GeometryParams, seed: int
+    index: LoadedIndex, privatizer: MetricDPPrivatizer, setting: MetricDPSetting, geometry: GeometryParams, key: Key
 ) -> dict[str, float]:
     """N_w and S_w (Feyisetan et al. 2020) at the setting's ε, over a seeded sample of the index.
 
@@ -182,10 +174,10 @@ def deniability_at_epsilon(
     setting's numbers line up with the curves of build_indexes.
     """
     sample = sample_items(len(index.vectors), geometry.vocab_sample,
-                          rng.generator(seed, "privatize.deniability", f"{setting.index}/sample"))
+                          rng.generator(key, "privatize.deniability", f"{setting.index}/sample"))
     _, label_ids = np.unique(np.asarray(index.words, dtype=object), return_inverse=True)
     run = deniability(index.vectors, label_ids, sample, setting.epsilon, privatizer.beta, geometry.draws,
-                      privatizer.searcher, rng.generator(seed, "privatize.deniability", f"{setting.index}/draws"))
+                      privatizer.searcher, rng.generator(key, "privatize.deniability", f"{setting.index}/draws"))
     return {"deniability.N_w.mean": float(np.mean(run.n_w)), "deniability.N_w.median": float(np.median(run.n_w)),
             "deniability.S_w.mean": float(np.mean(run.s_w)), "deniability.S_w.median": float(np.median(run.s_w)),
             "deniability.noise_distance": run.noise_distance}

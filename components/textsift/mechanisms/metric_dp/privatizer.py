@@ -7,8 +7,8 @@ index's input table); the items the searcher returns are the index's OUTPUT voca
 privacy span — so a rare word is perturbed into a frequent one, never released into another
 document (issue #8, item 4). Punctuation and spacing stay as they were, so the output reads
 as text. ε bounds ONE token occurrence; a document of n tokens composes to nε. Each
-document's noise comes from its own generator ``rng.generator(seed, "metric_dp", doc_id)``, so
-the output depends only on the seed and the document — never on batch size, shard boundaries
+document's noise comes from its own generator ``rng.generator(key, "metric_dp", doc_id)``, so
+the output depends only on the key and the document — never on batch size, shard boundaries
 or worker count. Out-of-vocabulary words follow ``oov_policy``: keep (the notebook), mask
 (placeholder, default) or drop.
 """
@@ -16,7 +16,7 @@ or worker count. Out-of-vocabulary words follow ``oov_policy``: keep (the notebo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from textsift.errors import ConfigError
 from textsift.indexes.store import Searcher
 from textsift.mechanisms.metric_dp.embedders import Embedder
 from textsift.mechanisms.metric_dp.noise import check_privacy_params, sample_noise
+from textsift.rng import Key
 from textsift.tokenize import Token, metric_dp_words, replace_tokens
 
 RNG_STAGE = "metric_dp"
@@ -58,18 +59,21 @@ class MetricDPPrivatizer:
 
 @dataclass(frozen=True)
 class ShardResult:
-    """Privatized texts of a shard (input order) and its token counts."""
+    """Privatized texts of a shard (input order), its token counts and, per document, how many words got noise
+    (each spends ε: the privacy ledger)."""
 
     texts: list[str]
     tokens: int = 0
     oov: int = 0
     changed: int = 0
+    perturbed: list[int] = field(default_factory=list)
 
     @staticmethod
     def merge(parts: Sequence[ShardResult]) -> ShardResult:
         """Shards concatenated in order, counts summed (the result of processing them together)."""
         return ShardResult([t for p in parts for t in p.texts], sum(p.tokens for p in parts),
-                           sum(p.oov for p in parts), sum(p.changed for p in parts))
+                           sum(p.oov for p in parts), sum(p.changed for p in parts),
+                           [n for p in parts for n in p.perturbed])
 
 
 def _batches(sizes: Sequence[int], limit: int) -> list[list[int]]:
@@ -114,18 +118,18 @@ def _rebuild(p: MetricDPPrivatizer, text: str, tokens: list[Token], known: np.nd
     return (out if out.strip() or not text.strip() else p.oov_placeholder), changed
 
 
-def _noisy_queries(p: MetricDPPrivatizer, mus: list[np.ndarray], doc_ids: list[str], seed: int) -> np.ndarray:
+def _noisy_queries(p: MetricDPPrivatizer, mus: list[np.ndarray], doc_ids: list[str], key: Key) -> np.ndarray:
     """μ + N for every known token of the batch; each document's noise from its own generator."""
-    noise = [sample_noise(rng.generator(seed, RNG_STAGE, doc_id), len(mu), mu.shape[1], p.epsilon, p.beta)
+    noise = [sample_noise(rng.generator(key, RNG_STAGE, doc_id), len(mu), mu.shape[1], p.epsilon, p.beta)
              for doc_id, mu in zip(doc_ids, mus, strict=True)]
     return np.concatenate(mus) + np.concatenate(noise)
 
 
 def _privatize_batch(p: MetricDPPrivatizer, texts: list[str], tokens: list[list[Token]], doc_ids: list[str],
-                     seed: int, protected: list[frozenset[str]]) -> ShardResult:
+                     key: Key, protected: list[frozenset[str]]) -> ShardResult:
     embedded = p.embedder.embed([[t.text for t in doc] for doc in tokens])
-    nearest = p.searcher.nearest(_noisy_queries(p, [mu for _, mu in embedded], doc_ids, seed))
-    out, changed, oov, cursor = [], 0, 0, 0
+    nearest = p.searcher.nearest(_noisy_queries(p, [mu for _, mu in embedded], doc_ids, key))
+    out, changed, oov, cursor, perturbed = [], 0, 0, 0, []
     for text, doc, (known, mu), guarded in zip(texts, tokens, embedded, protected, strict=True):
         labels = [p.labels[j] for j in nearest[cursor:cursor + len(mu)]]
         cursor += len(mu)
@@ -133,7 +137,8 @@ def _privatize_batch(p: MetricDPPrivatizer, texts: list[str], tokens: list[list[
         out.append(new)
         changed += doc_changed
         oov += int((~known).sum())
-    return ShardResult(out, sum(len(doc) for doc in tokens), oov, changed)
+        perturbed.append(int(known.sum()))
+    return ShardResult(out, sum(len(doc) for doc in tokens), oov, changed, perturbed)
 
 
 def words_outside(text: str, regions: Sequence[tuple[int, int]] = ()) -> list[Token]:
@@ -145,7 +150,7 @@ def words_outside(text: str, regions: Sequence[tuple[int, int]] = ()) -> list[To
     return [t for t in tokens if not any(t.start < end and start < t.end for start, end in regions)]
 
 
-def privatize_shard(p: MetricDPPrivatizer, texts: Sequence[str], doc_ids: Sequence[str], seed: int,
+def privatize_shard(p: MetricDPPrivatizer, texts: Sequence[str], doc_ids: Sequence[str], key: Key,
                     protected: Sequence[frozenset[str]] | None = None,
                     frozen: Sequence[Sequence[tuple[int, int]]] | None = None) -> ShardResult:
     """Privatize one shard of documents (a pure function: safe to fan out over workers).
@@ -154,7 +159,7 @@ def privatize_shard(p: MetricDPPrivatizer, texts: Sequence[str], doc_ids: Sequen
         p: the privatizer (picklable: an Annoy searcher re-opens its file by path).
         texts: the shard's documents.
         doc_ids: their ids (each keys its own noise generator).
-        seed: the project's secret key (textsift.secret_key; a public seed only in tests and benchmarks).
+        key: the release key (textsift.secret_key; a public seed only in tests and benchmarks).
         protected: per document, case-folded words never to be emitted unchanged (the words of
             its detected spans, ``replace_detected``).
         frozen: per document, character regions whose words are left as they are (a hybrid's stand-ins).
@@ -162,7 +167,7 @@ def privatize_shard(p: MetricDPPrivatizer, texts: Sequence[str], doc_ids: Sequen
     tokens = [words_outside(text, frozen[k] if frozen is not None else ()) for k, text in enumerate(texts)]
     guarded = list(protected) if protected is not None else [frozenset()] * len(texts)
     parts = [
-        _privatize_batch(p, [texts[i] for i in group], [tokens[i] for i in group], [doc_ids[i] for i in group], seed,
+        _privatize_batch(p, [texts[i] for i in group], [tokens[i] for i in group], [doc_ids[i] for i in group], key,
                          [guarded[i] for i in group])
         for group in _batches([len(doc) for doc in tokens], p.batch_size)
     ]

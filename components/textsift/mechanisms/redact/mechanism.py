@@ -9,41 +9,34 @@ from __future__ import annotations
 
 from textsift.corpus import Span
 from textsift.detection.params import canonical_type
-from textsift.mechanisms.base import Documents, Resources
+from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact
 from textsift.rng import Key
 
-per_document = True  # a stand-in is keyed by (release key, document's draw name, original string)
-fills_from_corpus = False  # stand-ins come from Faker's public lists; one equal to another document's name is chance
-additive_metrics = ("spans_given", "regions_replaced")  # totals: a chunked run sums them
 
+class Redaction(Mechanism):
+    """Redaction with pseudonyms (or placeholders) over gold, detected or both spans."""
 
-def servable(setting: RedactSetting) -> bool:
-    """Shipped as a model unless it redacts gold spans only (a request carries none, so it would change nothing;
-    ``both`` is served as ``detected``: what ``textsift privatize`` does to a file without spans) or keeps one
-    pseudonym per string across the corpus (``scope: corpus``): served, that mapping answers "which stand-in does
-    this name get?" for anyone with a token, a re-identification oracle for every published document."""
-    return setting.spans != "gold" and setting.scope == "document"
+    per_document = True  # a stand-in is keyed by (release key, document's draw name, original string)
+    fills_from_corpus = False  # stand-ins come from public Faker lists: one equal to another name is chance
+    additive_metrics = ("spans_given", "regions_replaced")  # totals: a chunked run sums them
 
+    def servable(self, setting: RedactSetting) -> bool:
+        """Shipped as a model unless it redacts gold spans only (a request carries none, so it would change nothing;
+        ``both`` is served as ``detected``: what ``textsift privatize`` does to a file without spans) or keeps one
+        pseudonym per string across the corpus (``scope: corpus``): served, that mapping answers "which stand-in
+        does this name get?" for anyone with a token, a re-identification oracle for every published document."""
+        return setting.spans != "gold" and setting.scope == "document"
 
-def needs(setting: RedactSetting) -> tuple[tuple[str, str | None], ...]:
-    """The corpus, and the detector unless only gold spans are redacted."""
-    return setting.needs()
-
-
-def privatize(docs: Documents, setting: RedactSetting, resources: Resources, key: Key
-              ) -> tuple[list[str], dict[str, float]]:
-    """Redacted texts in input order and the mechanism's counts."""
-    return redact(docs.texts, docs.ids, _spans(docs, setting, resources), setting, key, owners=docs.draw_names)
-
-
-def vault_entries(docs: Documents, setting: RedactSetting, resources: Resources, key: Key
-                  ) -> dict[str, list[tuple[str, str, str]]]:
-    """Per document id, ``(label, pseudonym, original)`` of every replaced region (the pseudonym vault)."""
-    entries: dict[str, list[tuple[str, str, str]]] = {}
-    redact(docs.texts, docs.ids, _spans(docs, setting, resources), setting, key, vault=entries, owners=docs.draw_names)
-    return {doc: found for doc, found in entries.items() if found}
+    def privatize(self, docs: Documents, setting: RedactSetting, resources: Resources, key: Key, *,
+                  vault: bool = False) -> PrivatizeResult:
+        """Redacted texts in input order and the mechanism's counts; per document id, ``(label, pseudonym,
+        original)`` of every replaced region when ``vault`` (the pseudonym vault)."""
+        entries: dict[str, list[tuple[str, str, str]]] | None = {} if vault else None
+        texts, metrics = redact(docs.texts, docs.ids, _spans(docs, setting, resources), setting, key, vault=entries,
+                                owners=docs.draw_names)
+        return PrivatizeResult(texts, metrics, vault={doc: found for doc, found in (entries or {}).items() if found})
 
 
 def _spans(docs: Documents, setting: RedactSetting, resources: Resources) -> list[list[Span]]:

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from textsift.corpus import Span
+from textsift.detection.corpus_spans import detected_spans, read_detected
 from textsift.detection.recognizers.build import recognizer_set, run_recognizers
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
@@ -18,8 +19,7 @@ from textsift.errors import ConfigError
 from textsift.indexes.store import load_index
 from textsift.mechanisms.base import Documents
 from textsift.models.fill_in import load_fill_in
-from textsift.stages import StageContext
-from textsift.stages.detected_spans import detected_spans, read_detected
+from textsift.stage_context import StageContext
 
 
 class StageResources:

@@ -28,7 +28,7 @@ from textsift.evaluation.feature_classifier import FeatureCache, train_head
 from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
 from textsift.evaluation.utility import UTILITY_METRICS, as_frame, score_probabilities, train_tfidf_logreg
 from textsift.rng import generator
-from textsift.stages import StageContext
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 CLASSIFIER = "tfidf_logreg"

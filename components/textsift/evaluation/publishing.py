@@ -30,17 +30,17 @@ from textsift.config import flatten
 from textsift.corpus import atomic_path
 from textsift.evaluation.detection_quality import CAVEAT as DETECTION_CAVEAT
 from textsift.evaluation.detection_quality import detection_table, protected_types_table
+from textsift.evaluation.embedding_sets import METRIC_COLUMNS
 from textsift.evaluation.frontier import ATTACK_INTERVALS, INTERVAL_COLUMNS, frontier_rows, frontier_table
+from textsift.evaluation.leak_breakdown import leak_intervals
 from textsift.evaluation.ledger import NOT_DP, composed_epsilon, ledger_metrics
 from textsift.evaluation.plots import frontier_png
 from textsift.evaluation.recommend import Recommendation, embedding_rule_text, ranked, recommend
 from textsift.evaluation.report import render_report
+from textsift.evaluation.setting_utility import CLASSIFIER
 from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS
 from textsift.stage_cache import content_digest
-from textsift.stages import StageContext
-from textsift.stages.evaluate_embeddings import METRIC_COLUMNS
-from textsift.stages.evaluate_leaks import leak_intervals
-from textsift.stages.evaluate_utility import CLASSIFIER
+from textsift.stage_context import StageContext
 from textsift.tracking import git_commit
 
 log = logging.getLogger("textsift")

@@ -50,7 +50,7 @@ from textsift.mechanisms.datasifter.wordlists import stop_words
 from textsift.models.detector import detect
 from textsift.models.detector_io import load_detector
 from textsift.rng import generator
-from textsift.stages import StageContext
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 PUBLIC_WORD_DOCS = 5  # a word used outside every span by this many documents is public (indexes' min_doc_freq)

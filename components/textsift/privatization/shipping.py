@@ -13,7 +13,7 @@ import logging
 from textsift.config import Setting
 from textsift.serving.model import spec
 from textsift.serving.resources import DETECTOR
-from textsift.stages import StageContext
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 

@@ -26,7 +26,7 @@ from textsift.evaluation.outsider import dictionary_attack, replay_agreement
 from textsift.evaluation.privacy import leak_rates
 from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.redact.redactor import pseudonym_of
-from textsift.mechanisms.registry import document_wise, mechanism
+from textsift.mechanisms.registry import mechanism
 from textsift.rng import Key
 from textsift.secret_key import SecretKey
 from textsift.serving import servable, served_key, served_privatize
@@ -46,11 +46,11 @@ def replay_metrics(docs: Documents, published: list[str], test: np.ndarray, sett
     reproduces, the same under ``baseline_key`` (a key nobody but the holder can know), and the difference."""
     implementation = mechanism(setting.kind)
     rows = np.flatnonzero(test)
-    alone = document_wise(implementation, setting)
+    alone = implementation.document_wise(setting)
     target = _rows(docs, rows) if alone else docs
 
     def replayed(key: Key) -> list[str]:
-        texts = implementation.privatize(target, setting, resources, key)[0]
+        texts = implementation.privatize(target, setting, resources, key).texts
         return texts if alone else [texts[i] for i in rows]
 
     originals, released = [docs.texts[i] for i in rows], [published[i] for i in rows]
@@ -96,8 +96,8 @@ def oracle_metrics(docs: Documents, published: list[str], test: np.ndarray, name
     probes = [(i, c) for i in owners for c in candidates]
     if not probes:
         return {}
-    _, answers = served_privatize(implementation, setting, resources, served_key(key, name, setting),
-                                  [ORACLE_TEMPLATE.format(c) for _, c in probes], [docs.ids[i] for i, _ in probes])
+    answers = served_privatize(implementation, setting, resources, served_key(key, name, setting),
+                               [ORACLE_TEMPLATE.format(c) for _, c in probes], [docs.ids[i] for i, _ in probes]).texts
     prefix, suffix = ORACLE_TEMPLATE.split("{}")
     hits = [(c in owners[i], bool(s) and s != c and s in published[i]) for (i, c), s in zip(
         probes, (a.removeprefix(prefix).removesuffix(suffix) for a in answers), strict=True)]
@@ -116,8 +116,8 @@ def served_leak_metrics(docs: Documents, test: np.ndarray, name: str, setting: S
     rows = [int(i) for i in np.flatnonzero(test)]
     if not servable(implementation, setting) or not any(docs.gold[i] for i in rows):
         return {}
-    _, answers = served_privatize(implementation, setting, resources, served_key(key, name, setting),
-                                  [docs.texts[i] for i in rows], [docs.ids[i] for i in rows])
+    answers = served_privatize(implementation, setting, resources, served_key(key, name, setting),
+                               [docs.texts[i] for i in rows], [docs.ids[i] for i in rows]).texts
     leaks = leak_rates([docs.texts[i] for i in rows], [docs.gold[i] for i in rows], answers)
     return {f"served.{k}": v for k, v in leaks.items() if k.startswith("leak.rate")}
 

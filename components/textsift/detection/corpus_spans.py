@@ -23,7 +23,7 @@ from textsift.corpus import Span, write_table
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import recognizer_set, run_recognizers
 from textsift.device import resolve_device
-from textsift.stages import StageContext
+from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
 DETECTION_TYPE = pa.struct([("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()),
@@ -66,7 +66,7 @@ def detected_spans(ctx: StageContext, corpus: pd.DataFrame, labels: Sequence[str
     """The detected spans of each document of ``corpus`` (row order), of ``labels`` only when given.
 
     ``stored`` (the file :func:`read_detected` read) and ``detect`` (the recognizer set) let a caller that asks
-    many times load each once (:class:`textsift.stages.resources.StageResources`)."""
+    many times load each once (:class:`textsift.privatization.resources.StageResources`)."""
     if stored is None:
         path = ctx.input("detected")
         stored = read_detected(path) if path.exists() else {}

@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 
 from textsift import quality
 from textsift.budgets.fit import classify
+from textsift.budgets.fit_store import load_rows
 from textsift.budgets.publish import selection_metric
 from textsift.corpus import atomic_path
 from textsift.evaluation.cross_release import cross_release, mean_cosine, per_setting
@@ -51,8 +52,7 @@ from textsift.evaluation.plots import embedding_dp_png
 from textsift.evaluation.recommend import judge_embeddings
 from textsift.evaluation.utility import UTILITY_METRICS, score_probabilities
 from textsift.rng import generator
-from textsift.stages import StageContext
-from textsift.stages.lrp_budgets import EMBEDDINGS, WORD_SEP
+from textsift.stage_context import StageContext
 
 REFERENCES = ("original", "filled")
 ATTACK_COLUMNS = tuple(f"attack_success{kind}_{group}" for kind in ("", "_clean", "_noise") for group in GROUPS)
@@ -107,11 +107,11 @@ def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, floa
     """The table (references first), flat metrics ``embedding.<row>.<metric>`` and the plot, all written."""
     settings = ctx.params.embedding_dp.settings
     seed = ctx.params.seed
-    fit = pq.read_table(ctx.input("budgets") / EMBEDDINGS).to_pandas()
+    fit = load_rows(ctx.input("budgets"))
     clean, basis = _matrix(fit, "clean"), _matrix(fit, "embedding")
     train, test = (fit["split"] == "train").to_numpy(), (fit["split"] == "test").to_numpy()
     options = ctx.params.embedding_dp
-    words = [[tuple(w.split(WORD_SEP, 1)) for w in doc] for doc in fit["sensitive_words"]]
+    words = fit["sensitive_words"]
     attacked = attack_targets([set(doc) for doc in fit["sensitive_labels"]], [set(doc) for doc in words], train,
                               options.replace_labels, options.attacker.min_positives, options.attacker.max_words)
     clean_attackers = train_attackers(clean, train, attacked, seed)
