@@ -52,6 +52,7 @@ repro: setup  ## the same stages through DVC
 
 test: setup
 	$(BIN)/ruff check components flows tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m tests.reap -- $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(PYTEST_ARGS)
 
 FUZZ_INPUTS ?= 10000
@@ -70,8 +71,9 @@ $(BENCH_STAMP): requirements/bench.txt | $(STAMP)
 bench: setup $(BENCH_STAMP)  ## figures to bench/results/latest.json (installs spaCy, the detector's reference)
 	$(BIN)/python -m bench.run $(ARGS)
 
-lint: setup
+lint: setup  ## ruff over the code; mypy over the privacy cores and the key path (files: pyproject.toml)
 	$(BIN)/ruff check components flows tests bench
+	$(BIN)/mypy
 
 mlflow-ui: setup  ## browse runs at http://127.0.0.1:5000
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlruns.db --host 127.0.0.1 --port 5000

@@ -11,12 +11,13 @@ digest is BLAKE2b *keyed* with the secret (a PRF), and nobody without it can reg
 from __future__ import annotations
 
 import hashlib
+from typing import TypeAlias
 
 import numpy as np
 
 from textsift.secret_key import SecretKey
 
-Key = int | SecretKey  # the public seed, or the secret key of privacy draws
+Key: TypeAlias = int | SecretKey  # the public seed, or the secret key of privacy draws
 
 
 def _digest(key: Key, stage: str, name: str) -> bytes:

@@ -80,7 +80,8 @@ def encode(texts: Sequence[str], tokens: Sequence[Sequence[Token]], masks: Seque
         by_piece: list[list[int]] = [[] for _ in is_mask]
         for token_id, piece in zip(batch["input_ids"][b], batch.word_ids(b), strict=True):
             by_piece[piece].append(token_id)
-        ids, positions = [], []
+        ids: list[int] = []
+        positions: list[int] = []
         for piece_ids, flag in zip(by_piece, is_mask, strict=True):
             if flag:
                 positions.append(len(ids))

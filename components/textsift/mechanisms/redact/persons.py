@@ -134,8 +134,9 @@ class People:
         self.forms: dict[tuple[str, ...], list[str]] = {}  # a mention's folded words -> its stand-in words
         self.genders: dict[str, set[Gender]] = {}  # a folded name word -> the genders honorifics give it
         for m in mentions:
-            for word in m.names if m.gender else ():
-                self.genders.setdefault(word, set()).add(m.gender)
+            if m.gender is not None:
+                for word in m.names:
+                    self.genders.setdefault(word, set()).add(m.gender)
         for m in sorted(mentions, key=lambda m: (-len(m.names), -len(m.words), m.role is None, m.folded)):
             self._stand_in_words(m)
 
