@@ -5,8 +5,8 @@ flow's stage cache must re-run it when any of them changes. Listing them by hand
 (``privatize`` imported ``evaluation/geometry.py`` unlisted, so neither runner re-ran it after an
 edit there), so they are read off the source: every ``import``/``from ... import`` statement of a
 module, at any depth (function-level imports count), resolved to ``textsift`` modules, followed
-transitively; importing ``a.b.c`` also runs the packages ``a`` and ``a.b``. Data files shipped
-beside a module (``*.txt`` word lists, templates) belong to its package and count too.
+transitively; importing ``a.b.c`` also runs the packages ``a`` and ``a.b``. A data file shipped
+beside a module (``*.txt`` word lists, templates) counts where the module that names it does.
 
 Orchestration modules (:data:`ORCHESTRATION`) decide *when* a stage runs and where its run is
 recorded, not *what* it writes: they are neither deps nor followed, so editing the registry does not
@@ -85,14 +85,23 @@ def _relative(path: Path) -> str:
     return f"{LIB}/{path.relative_to(ROOT).as_posix()}"
 
 
+@cache
+def data_files(path: Path) -> tuple[Path, ...]:
+    """The data files beside module ``path`` that it names in its source (a word list it reads): a data file belongs
+    to the module that reads it, not to every module of its folder."""
+    source = path.read_text(encoding="utf-8")
+    return tuple(p for p in sorted(path.parent.iterdir())
+                 if p.suffix in DATA_SUFFIXES and p.is_file() and p.name in source)
+
+
 def module_files(modules: tuple[str, ...]) -> tuple[Path, ...]:
-    """The source files of ``modules``' import closures and the data files in their packages' folders, sorted."""
+    """The source files of ``modules``' import closures and the data files those modules read, sorted."""
     files: set[Path] = set()
     for module in frozenset().union(*(closure(m) for m in modules)):
         path = module_path(module)
         assert path is not None
         files.add(path)
-        files.update(p for p in path.parent.iterdir() if p.suffix in DATA_SUFFIXES and p.is_file())
+        files.update(data_files(path))
     return tuple(sorted(files))
 
 

@@ -47,6 +47,18 @@ def test_the_deps_that_were_missing_by_hand_are_found() -> None:
     assert not any(p.endswith(("textsift/registry.py", "stage_cache.py")) for s in STAGES for p in s.all_code)
 
 
+def test_a_word_list_belongs_to_the_module_that_reads_it() -> None:
+    """Editing DataSifter's stop-word list re-runs what reads it (privatize, and the stages whose code reads stop
+    words), never the trained models; the detector's templates re-run training, not the key or ingest."""
+    stop_words = "components/textsift/mechanisms/datasifter/stopwords_en.txt"
+    readers = {stage.name for stage in STAGES if stop_words in stage.all_code}
+    assert "privatize" in readers and not readers & {"key", "ingest", "train_fill_in", "train_detectors",
+                                                     "train_interests", "detect", "build_indexes"}
+    templates = "components/textsift/detection/templates.txt"
+    assert templates in stage_code("train_detectors") and templates not in stage_code("key")
+    assert templates not in stage_code("ingest") and templates not in stage_code("train_fill_in")
+
+
 def test_editing_an_imported_module_changes_only_its_importers_cache_digests(tmp_path: Path) -> None:
     shutil.copytree(LIB, tmp_path / "components" / "textsift", ignore=shutil.ignore_patterns("__pycache__"))
     params = load_params(REPO / "params.yaml")

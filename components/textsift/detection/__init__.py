@@ -1,7 +1,1 @@
-"""Training data for the privacy detectors (METHODS.md §4): synthetic nested-entity sentences and
-the detector's train/validation/test sets."""
-
-from textsift.detection.params import ENTITY_TYPES
-from textsift.detection.synthetic import LabelledText, generate
-
-__all__ = ["ENTITY_TYPES", "LabelledText", "generate"]
+"""Privacy-entity detection: the recognizers, their training data (METHODS.md §4) and how they are scored."""
