@@ -99,3 +99,8 @@ def path(name: str, key: str | None = None) -> str:
 def written_by(stage: str) -> tuple[Artifact, ...]:
     """The artifacts ``stage`` writes, in catalog order."""
     return tuple(a for a in ARTIFACTS if a.producer == stage)
+
+
+def stage_names() -> tuple[str, ...]:
+    """Every stage that writes an artifact, in catalog order (every registered stage does: the registry checks)."""
+    return tuple(dict.fromkeys(a.producer for a in ARTIFACTS))

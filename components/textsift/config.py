@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from textsift.budgets.params import EmbeddingDPParams
+from textsift.catalog import stage_names
 from textsift.detection.params import DetectionParams, DetectorDataParams
 from textsift.device import Precision
 from textsift.errors import ConfigError
@@ -390,12 +391,11 @@ class Params(Frozen):
 
     @model_validator(mode="after")
     def _timeouts_name_known_stages(self) -> Params:
-        from textsift.registry import STAGES  # the registry reads params: import it when validating, not before
-
-        unknown = sorted(set(self.orchestration.stage_timeouts) - {s.name for s in STAGES})
+        stages = stage_names()  # the catalog's producers: the registry itself reads params
+        unknown = sorted(set(self.orchestration.stage_timeouts) - set(stages))
         if unknown:
             raise ValueError(f"orchestration.stage_timeouts: unknown stages {', '.join(unknown)} "
-                             f"(known: {', '.join(s.name for s in STAGES)})")
+                             f"(known: {', '.join(stages)})")
         return self
 
     @model_validator(mode="after")

@@ -103,6 +103,16 @@ def test_mechanisms_are_classes_and_nothing_probes_them() -> None:
     assert offenders == []
 
 
+def test_params_check_stage_names_against_the_catalog_which_names_every_registered_stage() -> None:
+    """config validates ``orchestration.stage_timeouts`` against the catalog's producers (no config <-> registry
+    cycle), which must be exactly the registered stages."""
+    from textsift.catalog import stage_names
+    from textsift.code_deps import imports_of
+
+    assert set(stage_names()) == {stage.name for stage in STAGES}
+    assert "textsift.registry" not in imports_of("textsift.config")  # at any depth, function-level included
+
+
 def test_instances_are_in_topological_order() -> None:
     seen: set[str] = set()
     for inst in instances(load_params(REPO / "params.yaml")):
