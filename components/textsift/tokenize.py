@@ -65,8 +65,8 @@ def phrases(text: str) -> list[str]:
 def replace_tokens(text: str, tokens: Sequence[Token], replacements: Mapping[int, str | None]) -> str:
     """Rebuild ``text`` with ``tokens[i]`` replaced by ``replacements[i]``.
 
-    A replacement of ``None`` drops the word together with one following space, so dropped
-    words leave no double spaces; tokens without an entry are kept.
+    A replacement of ``None`` drops the word and only the word: the text around it (its spaces included) is the
+    input's, byte for byte, like everything outside a replaced span. Tokens without an entry are kept.
     """
     out: list[str] = []
     cursor = 0
@@ -74,13 +74,8 @@ def replace_tokens(text: str, tokens: Sequence[Token], replacements: Mapping[int
         if i not in replacements:
             continue
         out.append(text[cursor:token.start])
-        new = replacements[i]
+        out.append(replacements[i] or "")
         cursor = token.end
-        if new is None:
-            if cursor < len(text) and text[cursor] == " ":
-                cursor += 1
-        else:
-            out.append(new)
     out.append(text[cursor:])
     return "".join(out)
 
