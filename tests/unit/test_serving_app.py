@@ -80,3 +80,19 @@ def test_every_5xx_is_json_counted_and_holds_no_text(monkeypatch: pytest.MonkeyP
     response = client.post("/privatize", json={"records": [{"id": "a", "text": SECRET}]}, headers=HEADERS)
     assert response.status_code == 500 and response.json() == {"error": "the server failed (ValueError)"}
     assert SECRET not in response.text and _status_count(client, 500) == 1
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    ('{"records": [{"id": "a", "text": "' + SECRET + '", "entities": ["PERSON"]}]}',
+     "record 0 (id 'a'): \"entities\" is not a record field (a record has \"text\" and an optional \"id\")"),
+    ('{"records": [{"text": "fine"}, {"text": "' + SECRET + '", "' + SECRET + '": 1}]}',
+     "record 1: a field is not a record field (a record has \"text\" and an optional \"id\")"),
+    ('{"records": [{"text": "' + SECRET + '"}], "operators": {"PERSON": "mask"}}',
+     "\"operators\" is not a field of the body (it has \"records\" only)"),
+])
+def test_a_field_the_service_does_not_read_is_a_422_not_ignored(body: str, error: str) -> None:
+    """A client asking for entity types or operators learns they are not applied, instead of a 200 that ignored them;
+    a field name that could be text is not echoed."""
+    client = _client()
+    assert _post(client, body) == (422, {"error": error})
+    assert _status_count(client, 200) == 0

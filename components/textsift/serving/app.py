@@ -5,7 +5,8 @@ document is keyed by a digest of its text) and answers ``{"records": [{"id", "te
 same order. Requests that arrive while the model is busy are privatized together in one call
 (:mod:`textsift.serving.batching`: the same output as one by one). Every request needs ``Authorization: Bearer
 <token>``. A body over ``max_bytes`` is refused (413) before it is parsed, more than ``max_records`` records
-too (413); a body that is not such JSON gets 400, a record without text, with text or an id that is not valid
+too (413); a body that is not such JSON gets 400, a field the service does not read (in the body or a record:
+entity types, operators) 422 rather than being ignored, a record without text, with text or an id that is not valid
 Unicode (a lone surrogate, sent as a JSON escape) or an integer id of more digits than Python converts 422, and any
 fault of the server 500 (its error class only) — each error is JSON, names the problem (and, for a record, its
 position and id), never the text, and is counted in ``/metrics``.
@@ -42,6 +43,7 @@ MAX_RECORDS = 1_000
 RATE_LIMIT = 60_000  # records per token per minute
 _SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate: valid JSON (an escape), not encodable UTF-8
 _IDENTIFIER = re.compile(r"[A-Za-z0-9._:\-]{1,64}")  # an id named in an error as it is (anything else could be text)
+RECORD_FIELDS = ("id", "text")
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -92,10 +94,23 @@ def _who(position: int, record: Any) -> str:
     return f"record {position}"
 
 
+def _unknown(fields: Any, known: tuple[str, ...]) -> str | None:
+    """The first field of ``fields`` that is not ``known``, named when it is a short identifier (anything else
+    could be text); None when every field is known."""
+    extra = [f for f in fields if f not in known]
+    if not extra:
+        return None
+    name = extra[0]
+    return f"\"{name}\"" if isinstance(name, str) and _IDENTIFIER.fullmatch(name) else "a field"
+
+
 def _problem(record: Any) -> str | None:
     """What is wrong with one record (None: nothing), in words that hold none of its text."""
     if not isinstance(record, dict) or not isinstance(record.get("text"), str) or not record["text"].strip():
         return "needs a non-empty string \"text\""
+    unknown = _unknown(record, RECORD_FIELDS)
+    if unknown is not None:  # a field this service does not read (entity types, operators) is refused, not ignored
+        return f"{unknown} is not a record field (a record has \"text\" and an optional \"id\")"
     if _SURROGATE.search(record["text"]):
         return "\"text\" is not valid Unicode (a lone surrogate escape, \\ud800-\\udfff)"
     doc_id = record.get("id")
@@ -117,6 +132,9 @@ def _records(body: bytes, max_records: int) -> list[dict[str, Any]] | JSONRespon
     records = payload.get("records") if isinstance(payload, dict) else None
     if not isinstance(records, list) or not records:
         return _error(400, "the body needs a non-empty list \"records\"")
+    unknown = _unknown(payload, ("records",))
+    if unknown is not None:
+        return _error(422, f"{unknown} is not a field of the body (it has \"records\" only)")
     if len(records) > max_records:
         return _error(413, f"{len(records)} records in one request; at most {max_records}")
     for position, record in enumerate(records):
