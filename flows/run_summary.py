@@ -15,6 +15,7 @@ from pathlib import Path
 
 from textsift.catalog import path as catalog_path
 from textsift.config import SourceParams
+from textsift.evaluation.recommend import epsilon_text
 
 ARTIFACT_KEY = "textsift-pipeline"
 FRONTIER = catalog_path("frontier")
@@ -77,8 +78,9 @@ def proposal_lines(root: Path, run_id: str) -> list[str]:
     served = "" if row.get("served_passes", "True") == "True" else (
         f" Served, it leaks {_cell(row.get('served_leak', ''))} (a request carries no gold spans): promote refuses it "
         "without --accept-failing.")
+    epsilon = epsilon_text(float(row.get("epsilon_p50") or "nan"))
     return [f"Proposed setting: {row['setting']} ({row['mechanism']}; utility lower bound {_cell(row['utility_low'])}, "
-            f"privacy risk {_cell(row['privacy_risk'])}).{served} To approve it:",
+            f"privacy risk {_cell(row['privacy_risk'])}; {epsilon}).{served} To approve it:",
             f'  textsift promote {row["setting"]} --run {run_id} --reason "<why you chose it>"']
 
 

@@ -22,7 +22,7 @@ def _rows(**changes: dict) -> pd.DataFrame:
         "redact": dict(utility=0.81, utility_ci_low=0.77, leak_rate=0.001, leak_rate_ci_high=0.004,
                        attacker_recall=0.0, attacker_recall_ci_high=0.0, interest_leak=0.98,
                        interest_leak_ci_high=0.99, outsider_gain=0.011),
-        "mdp_eps50": dict(utility=0.74, utility_ci_low=0.70, leak_rate=0.0, leak_rate_ci_high=0.0,
+        "mdp_eps50": dict(epsilon_p50=1250.0, utility=0.74, utility_ci_low=0.70, leak_rate=0.0, leak_rate_ci_high=0.0,
                           attacker_recall=0.0, attacker_recall_ci_high=0.0, interest_leak=0.11,
                           interest_leak_ci_high=0.17, outsider_gain=0.003),
         # a higher point utility than mdp_eps50, a lower lower bound: the rule ranks by the lower bound
@@ -52,6 +52,7 @@ def test_the_best_lower_bound_among_settings_passing_every_criterion_is_proposed
     assert "below 0.700 (mdp_eps50)" in verdicts["mdp_wide"]
     assert "original" not in set(proposal.verdicts["setting"])
     assert proposal.summary().startswith("Recommended setting: mdp_eps50 (utility lower bound 0.700")
+    assert proposal.summary().endswith("; median epsilon per document 1,250).")  # its ledger, beside the proposal
     assert "interest attacker's leak rate <= 0.2" in proposal.rule and "95% bootstrap upper bound" in proposal.rule
 
 

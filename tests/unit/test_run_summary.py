@@ -53,13 +53,14 @@ def test_the_run_ends_naming_the_proposal_and_the_command_that_approves_it(tmp_p
     assert proposal_lines(tmp_path, "r1") == []  # no frontier: nothing to say
     frontier = tmp_path / "reports/evaluate/frontier.csv"
     frontier.parent.mkdir(parents=True)
-    header = "setting,mechanism,utility_low,privacy_risk,passes,served_passes,served_leak,recommended\n"
-    rows = "mdp,metric_dp,0.7182,0.146,True,True,,True\nred,redact,0.8,0.3,False,False,0.4,False\n"
+    header = "setting,mechanism,utility_low,privacy_risk,passes,served_passes,served_leak,epsilon_p50,recommended\n"
+    rows = "mdp,metric_dp,0.7182,0.146,True,True,,2232.0,True\nred,redact,0.8,0.3,False,False,0.4,,False\n"
     frontier.write_text(header + rows, encoding="utf-8")
     lines = proposal_lines(tmp_path, "r1")
-    assert lines[0].startswith("Proposed setting: mdp (metric_dp; utility lower bound 0.718, privacy risk 0.146).")
+    assert lines[0].startswith("Proposed setting: mdp (metric_dp; utility lower bound 0.718, privacy risk 0.146; "
+                               "median epsilon per document 2,232).")
     assert lines[1] == '  textsift promote mdp --run r1 --reason "<why you chose it>"'
-    frontier.write_text(header + "red,redact,0.8,0.01,True,False,0.394,True\n", encoding="utf-8")
-    assert "Served, it leaks 0.394" in proposal_lines(tmp_path, "r1")[0]
-    frontier.write_text(header + "red,redact,0.8,0.3,False,False,0.4,False\n", encoding="utf-8")
+    frontier.write_text(header + "red,redact,0.8,0.01,True,False,0.394,,True\n", encoding="utf-8")
+    assert "not differentially private). Served, it leaks 0.394" in proposal_lines(tmp_path, "r1")[0]
+    frontier.write_text(header + "red,redact,0.8,0.3,False,False,0.4,,False\n", encoding="utf-8")
     assert proposal_lines(tmp_path, "r1")[0].startswith("Proposed setting: none passes")

@@ -15,6 +15,7 @@ import pandas as pd
 REFERENCE = "original"
 LEAK_KEY = "privacy.leak.rate"
 SERVED_LEAK_KEY = "served.leak.rate"  # the service's answers on the test documents (privatize_attacks)
+EPSILON_KEY = "ledger.epsilon_p50"  # the median ε per document of the setting's ledger (privatize)
 CHANGE_KEY = "privacy.token_change_fraction"
 INTEREST_KEY = "privacy.interest.leak_rate"  # the IPI attacker's attribute leak (same name for every mechanism)
 INTEREST_ACCURACY_KEY = "privacy.interest.accuracy"  # ... and its accuracy against the corpus's known interests
@@ -46,7 +47,9 @@ def frontier_rows(
     utility table's ``<metric>_ci_*`` columns), ``leak_rate_ci_low/high`` (from ``leak_intervals``, gold-span leak
     rates only), ``attacker_recall_ci_*``, ``interest_leak_ci_*``, ``cross_document_ci_*``, ``trir_rate_ci_*`` and
     ``trir_gain_ci_*`` (from evaluate's attackers), ``served_leak`` (the leak rate of what the service answers
-    for the test documents, ``served.leak.rate``: NaN for a setting that is not served), and the classifier's
+    for the test documents, ``served.leak.rate``: NaN for a setting that is not served), ``epsilon_p50`` (the
+    median ε a document spent, from the setting's ledger: NaN when it is not differentially private), and the
+    classifier's
     ``accuracy_ci_low`` and ``majority_accuracy`` (the recommendation's majority check); NaN where absent.
 
     Args:
@@ -92,6 +95,7 @@ def frontier_rows(
             else "unchanged-token share",
             "quasi_leak": 1.0 if setting == REFERENCE else float(metrics.get(f"{LEAK_KEY}.quasi", float("nan"))),
             "served_leak": float(metrics.get(served_key, float("nan"))),
+            "epsilon_p50": float(metrics.get(EPSILON_KEY, float("nan"))),
             "token_change": change, "attacker_recall": float(metrics.get(recall_key, float("nan"))),
             "interest_leak": 1.0 if setting == REFERENCE else float(metrics.get(INTEREST_KEY, float("nan"))),
             "interest_accuracy": float(metrics.get(INTEREST_ACCURACY_KEY, float("nan"))),

@@ -70,14 +70,20 @@ class Recommendation:
     setting: str | None
     rule: str
     verdicts: pd.DataFrame  # setting, passes, served_passes, privacy_risk, utility_low, verdict
+    epsilon: float = math.nan  # the proposed setting's median ε per document (NaN: not differentially private)
 
     def summary(self) -> str:
-        """One line: what is proposed and why, or that nothing is."""
+        """One line: what is proposed and why, with the ε its documents spend, or that nothing is."""
         if self.setting is None:
             return "No setting passes every criterion: nothing is recommended."
         row = self.verdicts.set_index("setting").loc[self.setting]
         return (f"Recommended setting: {self.setting} (utility lower bound {row['utility_low']:.3f}, "
-                f"privacy risk {row['privacy_risk']:.3f}).")
+                f"privacy risk {row['privacy_risk']:.3f}; {epsilon_text(self.epsilon)}).")
+
+
+def epsilon_text(epsilon: float) -> str:
+    """A setting's median ε per document in words (the ledger's), or that it is not differentially private."""
+    return f"median epsilon per document {epsilon:,.4g}" if math.isfinite(epsilon) else "not differentially private"
 
 
 def _finite(value: object) -> bool:
@@ -185,7 +191,11 @@ def recommend(table: pd.DataFrame, params: RecommendParams, utility_name: str, l
             r["verdict"] += f"; not shippable as served: {r['served_failure']}"
     verdicts = pd.DataFrame(rows, columns=["setting", "passes", "served_passes", "privacy_risk", "utility_low",
                                            "verdict"])
-    return Recommendation(chosen["setting"] if chosen else None, rule_text(params, utility_name, level), verdicts)
+    epsilon = math.nan
+    if chosen is not None and "epsilon_p50" in table:
+        epsilon = float(table.loc[table["setting"] == chosen["setting"], "epsilon_p50"].iloc[0])
+    return Recommendation(chosen["setting"] if chosen else None, rule_text(params, utility_name, level), verdicts,
+                          epsilon)
 
 
 def ranked(table: pd.DataFrame, recommendation: Recommendation) -> pd.DataFrame:
