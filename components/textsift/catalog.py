@@ -24,6 +24,9 @@ class Artifact:
         producer: the stage that writes it.
         metrics: a DVC metrics file (``cache: false``) rather than a cached output.
         persist: DVC keeps it while the producer runs (``persist: true``) instead of deleting it first.
+        form: what is inside and how ``ctx.load``/``ctx.save`` read and write it (:mod:`textsift.dataset_forms`);
+            for an artifact its own package reads and writes (a model pointer, an index folder), that package;
+            by default ``metrics`` for a metrics file, ``table`` (Parquet) otherwise.
     """
 
     name: str
@@ -31,6 +34,12 @@ class Artifact:
     producer: str
     metrics: bool = False
     persist: bool = False
+    form: str = ""
+
+    @property
+    def form_name(self) -> str:
+        """The artifact's form: as declared, else ``metrics`` for a metrics file and ``table`` otherwise."""
+        return self.form or ("metrics" if self.metrics else "table")
 
     @property
     def keyed(self) -> bool:
@@ -46,39 +55,39 @@ class Artifact:
 
 ARTIFACTS: tuple[Artifact, ...] = (
     # the secret key's fingerprint (textsift.secret_key): the key stage must see the last one to tell a lost key
-    Artifact("key_fingerprint", ".textsift/key.fingerprint", "key", persist=True),
-    Artifact("corpus", "data/ingest/corpus.parquet", "ingest"),
+    Artifact("key_fingerprint", ".textsift/key.fingerprint", "key", persist=True, form="textsift.secret_key"),
+    Artifact("corpus", "data/ingest/corpus.parquet", "ingest", form="corpus"),
     Artifact("rejects", "data/ingest/rejects.parquet", "ingest"),
     Artifact("ingest_metrics", "metrics/ingest.json", "ingest", metrics=True),
-    Artifact("detector", "models/detector.json", "train_detectors"),
+    Artifact("detector", "models/detector.json", "train_detectors", form="textsift.artifacts"),
     Artifact("train_detectors_metrics", "metrics/train_detectors.json", "train_detectors", metrics=True),
-    Artifact("interests", "models/interests.json", "train_interests"),
+    Artifact("interests", "models/interests.json", "train_interests", form="textsift.artifacts"),
     Artifact("train_interests_metrics", "metrics/train_interests.json", "train_interests", metrics=True),
-    Artifact("detected", "data/detected/spans.parquet", "detect"),
+    Artifact("detected", "data/detected/spans.parquet", "detect", form="textsift.detection.corpus_spans"),
     Artifact("detect_metrics", "metrics/detect.json", "detect", metrics=True),
-    Artifact("fill_in", "models/fill_in.json", "train_fill_in"),
+    Artifact("fill_in", "models/fill_in.json", "train_fill_in", form="textsift.artifacts"),
     Artifact("train_fill_in_metrics", "metrics/train_fill_in.json", "train_fill_in", metrics=True),
-    Artifact("index", "data/indexes/{key}", "build_indexes"),
+    Artifact("index", "data/indexes/{key}", "build_indexes", form="textsift.indexes.store"),
     Artifact("index_metrics", "metrics/build_indexes/{key}.json", "build_indexes", metrics=True),
-    Artifact("privatized", "data/privatized/{key}.parquet", "privatize"),
+    Artifact("privatized", "data/privatized/{key}.parquet", "privatize", form="corpus"),
     Artifact("privatize_metrics", "metrics/privatize/{key}.json", "privatize", metrics=True),
     # which original each pseudonym replaced, sealed with the secret key; empty without `vault: true`; never published
-    Artifact("vault", "data/vault/{key}.bin", "privatize"),
+    Artifact("vault", "data/vault/{key}.bin", "privatize", form="blob"),
     Artifact("ledger", "data/ledger/{key}.parquet", "privatize"),  # the ε each document spent (null: not DP)
-    Artifact("budgets", "data/lrp_budgets", "lrp_budgets"),
+    Artifact("budgets", "data/lrp_budgets", "lrp_budgets", form="textsift.budgets.fit_store"),
     Artifact("lrp_budgets_metrics", "metrics/lrp_budgets.json", "lrp_budgets", metrics=True),
     Artifact("noisy_embeddings", "data/embeddings/{key}.parquet", "embedding_dp"),
-    Artifact("embedding_manifest", "data/embeddings/{key}.manifest.json", "embedding_dp"),
+    Artifact("embedding_manifest", "data/embeddings/{key}.manifest.json", "embedding_dp", form="json"),
     Artifact("embedding_dp_metrics", "metrics/embedding_dp/{key}.json", "embedding_dp", metrics=True),
-    Artifact("utility_table", "reports/evaluate/utility.csv", "evaluate"),
-    Artifact("frontier", "reports/evaluate/frontier.csv", "evaluate"),
-    Artifact("frontier_plot", "reports/evaluate/frontier.png", "evaluate"),
-    Artifact("leaks", "reports/evaluate/leaks.csv", "evaluate"),
-    Artifact("embedding_table", "reports/evaluate/embedding_dp.csv", "evaluate"),
-    Artifact("embedding_plot", "reports/evaluate/embedding_dp.png", "evaluate"),
-    Artifact("report", "reports/evaluate/report.html", "evaluate"),
-    Artifact("evaluate_metrics", "metrics/evaluate.json", "evaluate", metrics=True),
-    Artifact("evaluate_embeddings_metrics", "metrics/evaluate_embeddings.json", "evaluate", metrics=True),
+    Artifact("utility_table", "reports/evaluate/utility.csv", "evaluate", form="csv"),
+    Artifact("frontier", "reports/evaluate/frontier.csv", "evaluate", form="csv"),
+    Artifact("frontier_plot", "reports/evaluate/frontier.png", "evaluate", form="blob"),
+    Artifact("leaks", "reports/evaluate/leaks.csv", "evaluate", form="csv"),
+    Artifact("embedding_table", "reports/evaluate/embedding_dp.csv", "evaluate", form="csv"),
+    Artifact("embedding_plot", "reports/evaluate/embedding_dp.png", "evaluate", form="blob"),
+    Artifact("report", "reports/evaluate/report.html", "evaluate", form="blob"),
+    Artifact("evaluate_metrics", "metrics/evaluate.json", "evaluate", metrics=True, form="json"),
+    Artifact("evaluate_embeddings_metrics", "metrics/evaluate_embeddings.json", "evaluate", metrics=True, form="json"),
 )
 _BY_NAME = {a.name: a for a in ARTIFACTS}
 

@@ -1,7 +1,7 @@
 """What a stage sees: :class:`StageContext`, the project root, its validated params, its instance and its run.
 
-A stage module (``textsift.stages.<name>``) reads catalog artifacts through ``ctx.input``/``ctx.model``, writes
-through ``ctx.output``/``ctx.write_metrics`` and draws with ``ctx.secret_key``; the runner
+A stage module (``textsift.stages.<name>``) reads catalog artifacts through ``ctx.load``/``ctx.model``, writes
+through ``ctx.save`` (``ctx.load``/``ctx.save`` know each artifact's form) and draws with ``ctx.secret_key``; the runner
 (:mod:`textsift.runner`) builds the context and opens the stage's MLflow run.
 """
 
@@ -16,7 +16,7 @@ from textsift.artifacts import MODEL_CACHE, materialize, read_pointer
 from textsift.catalog import artifact
 from textsift.catalog import path as catalog_path
 from textsift.config import Params, flatten, select
-from textsift.corpus import write_json
+from textsift.dataset_forms import form
 from textsift.declared_params import DeclaredParams
 from textsift.errors import StageError
 from textsift.registry import StageInstance
@@ -96,20 +96,20 @@ class StageContext:
             raise StageError(f"stage {self.instance.stage.name} cannot write {name!r}: {entry.producer} does")
         return self.root / entry.at(self.instance.key)
 
-    def write_metrics(self, name: str, metrics: dict[str, float]) -> None:
-        """Write the stage's DVC metrics file (catalog artifact ``name``): every metric except timings
-        (``*_per_s``, ``*seconds``), which vary run to run and would make ``dvc repro`` outputs differ, each as a
-        float (a count is 9 when just trained and 9.0 when read back from a cache: one value, one set of bytes)."""
-        write_json({k: float(v) for k, v in metrics.items() if not _is_timing(k)}, self.output(name))
+    def load(self, name: str, key: str | None = None) -> Any:
+        """Catalog artifact ``name`` (a keyed one at ``key``) as its form loads it (:mod:`textsift.dataset_forms`):
+        a corpus frame, a table, a JSON document; only what the stage declares it reads."""
+        return form(artifact(name).form_name).load(self.input(name, key))
+
+    def save(self, name: str, value: Any) -> None:
+        """Write ``value`` as this instance's artifact ``name``, atomically, in the artifact's form (a metrics file
+        keeps every metric but the timings, which vary run to run and would make ``dvc repro`` outputs differ)."""
+        form(artifact(name).form_name).save(value, self.output(name))
 
     def log_metrics(self, metrics: dict[str, float]) -> None:
         """Record aggregate metrics for this stage (sent to MLflow at the end, and now)."""
         self.metrics.update(metrics)
         self.tracker.log_metrics(self.run_id, metrics)
-
-
-def _is_timing(key: str) -> bool:
-    return key.endswith(("_per_s", "seconds", "per_second"))
 
 
 def stage_params(params: Params, instance: StageInstance) -> dict[str, Any]:

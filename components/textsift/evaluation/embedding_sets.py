@@ -23,19 +23,16 @@ Every published set is held in memory at once (rows x dim float32 each) for the 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from textsift import quality
 from textsift.budgets.fit import classify
 from textsift.budgets.fit_store import load_rows
 from textsift.budgets.publish import selection_metric
-from textsift.corpus import atomic_path
 from textsift.evaluation.cross_release import cross_release, mean_cosine, per_setting
 from textsift.evaluation.keyword_attack import (
     GROUPS,
@@ -120,9 +117,9 @@ def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, floa
              "single_cosine": 1.0}]
     published: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for key in sorted(settings):
-        frame = pq.read_table(ctx.input("noisy_embeddings", key)).to_pandas()
+        frame = ctx.load("noisy_embeddings", key)
         quality.check_embeddings(fit, frame, basis.shape[1], name=f"evaluate_input_{key}").raise_if_failed()
-        described = json.loads(ctx.input("embedding_manifest", key).read_text(encoding="utf-8"))
+        described = ctx.load("embedding_manifest", key)
         x, scale = _matrix(frame, "embedding"), np.asarray(described["laplace_scale"], dtype=np.float64)
         noise_attackers = train_noise_aware_attackers(clean, train, attacked, scale, generator(seed, NOISE_STAGE, key),
                                                       seed)
@@ -150,10 +147,8 @@ def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, floa
                                          "solved", "privacy_risk")).raise_if_failed()
     png = embedding_dp_png(table[~table["setting"].isin(REFERENCES)], table[table["setting"].isin(REFERENCES)],
                            metric)
-    with atomic_path(ctx.output("embedding_table")) as tmp:
-        table.to_csv(tmp, index=False, float_format="%.6f")
-    with atomic_path(ctx.output("embedding_plot")) as tmp:
-        tmp.write_bytes(png)
+    ctx.save("embedding_table", table)
+    ctx.save("embedding_plot", png)
     return table, flat, png
 
 

@@ -27,7 +27,6 @@ import pandas as pd
 
 from textsift.budgets.publish import ACCOUNTING
 from textsift.config import flatten
-from textsift.corpus import atomic_path
 from textsift.evaluation.detection_quality import CAVEAT as DETECTION_CAVEAT
 from textsift.evaluation.detection_quality import detection_table, protected_types_table
 from textsift.evaluation.embedding_sets import METRIC_COLUMNS
@@ -104,12 +103,9 @@ def write_frontier(
                              examples, provenance)
 
     reproducible = reproducible_provenance(ctx)
-    with atomic_path(ctx.output("frontier")) as tmp:
-        table.to_csv(tmp, index=False, float_format="%.6f")
-    with atomic_path(ctx.output("frontier_plot")) as tmp:
-        tmp.write_bytes(png)
-    with atomic_path(ctx.output("report")) as tmp:
-        tmp.write_text(report(reproducible), encoding="utf-8")
+    ctx.save("frontier", table)
+    ctx.save("frontier_plot", png)
+    ctx.save("report", report(reproducible))
     target = ctx.parent_run_id or ctx.run_id
     ctx.tracker.set_tags(target, {"textsift.recommended_setting": proposal.setting or "none",
                                   "mlflow.note.content": description(proposal)})
@@ -140,8 +136,7 @@ def composed_ledger(ctx: StageContext, embeddings: pd.DataFrame) -> np.ndarray:
     """Per document, the ε of every DP release of the corpus added up: each text setting's ledger
     (``data/ledger/<setting>.parquet``) and ε_max of each noisy-embedding set. Every release draws its own noise
     (:mod:`textsift.releases`), so publishing several settings of one corpus composes."""
-    columns = [pd.read_parquet(ctx.input("ledger", key), columns=["epsilon"])["epsilon"].tolist()
-               for key in sorted(ctx.params.privatize.settings)]
+    columns = [ctx.load("ledger", key)["epsilon"].tolist() for key in sorted(ctx.params.privatize.settings)]
     per_row = [float(row["epsilon_max"]) for _, row in embeddings.iterrows()
                if str(row["setting"]) not in ("original", "filled") and not isnan(row["epsilon_max"])]
     return composed_epsilon(columns, per_row)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from textsift import quality, rng
 from textsift.config import EmbeddingSourceParams
-from textsift.corpus import atomic_dir, read_corpus, spans_to_python
+from textsift.corpus import atomic_dir, spans_to_python
 from textsift.device import resolve_device
 from textsift.embeddings.bert import ContextualEncoder, load_bert
 from textsift.embeddings.locate import model_folder
@@ -141,7 +141,7 @@ def run(ctx: StageContext) -> None:
     if name not in sources:
         raise StageError(f"build_indexes: no source {name!r} in indexes.sources ({', '.join(sources) or 'none'})")
     source, started = sources[name], time.perf_counter()
-    corpus = read_corpus(ctx.input("corpus"))
+    corpus = ctx.load("corpus")
     quality.check_corpus(corpus, name="build_indexes_input").raise_if_failed()
     device = resolve_device(ctx.params.device)
     words, vectors, lowercase = index_items(ctx, name, corpus, device)
@@ -156,7 +156,7 @@ def run(ctx: StageContext) -> None:
     report = _write_index(ctx, name, items, index_manifest(name, source, items, lowercase, selection, inputs), inputs,
                           device)
     metrics = _index_metrics(items, selection, report, time.perf_counter() - started, inputs, corpus, lowercase)
-    ctx.write_metrics("index_metrics", metrics)
+    ctx.save("index_metrics", metrics)
     ctx.log_metrics(metrics)
     target = ctx.output("index")
     ctx.tracker.log_artifact(ctx.run_id, target / MANIFEST, "index")

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from textsift import quality
-from textsift.corpus import Span, read_corpus, spans_to_python
+from textsift.corpus import Span, spans_to_python
 from textsift.detection.corpus_spans import detect_corpus, write_detected
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.scoring import detection_scores
@@ -74,7 +74,7 @@ def corpus_figures(ctx: StageContext, corpus: pd.DataFrame, detections: Sequence
 
 def run(ctx: StageContext) -> None:
     """Detect over the corpus, write the spans, score the recognizer set on real text."""
-    corpus = read_corpus(ctx.input("corpus"))
+    corpus = ctx.load("corpus")
     quality.check_corpus(corpus, name="detect_input").raise_if_failed()
     texts = corpus["text"].tolist()
     started = time.perf_counter()
@@ -83,7 +83,7 @@ def run(ctx: StageContext) -> None:
     write_detected(ctx.output("detected"), corpus["doc_id"].tolist(), texts, detections)
     metrics = {**span_counts(detections), "chars_per_s": sum(map(len, texts)) / max(seconds, 1e-9),
                **corpus_figures(ctx, corpus, detections), **real_text_figures(ctx)}
-    ctx.write_metrics("detect_metrics", metrics)
+    ctx.save("detect_metrics", metrics)
     ctx.log_metrics(metrics)
     log.info("detect: %d spans in %d documents (%s)", metrics["spans"], len(texts),
              ", ".join(ctx.params.detection.recognizers))

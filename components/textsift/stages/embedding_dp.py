@@ -22,7 +22,6 @@ from textsift import quality
 from textsift.budgets.allocation import laplace_scale, noise_names, unit_laplace
 from textsift.budgets.fit_store import load_basis, vectors_table
 from textsift.budgets.publish import Split, choose_shape, epsilon_for, manifest, noisy
-from textsift.corpus import write_json, write_table
 from textsift.errors import ConfigError
 from textsift.evaluation.outsider import denoise_error_ratio
 from textsift.releases import release_key
@@ -82,12 +81,12 @@ def run(ctx: StageContext) -> None:
     published = noisy(everything, sensitivity, epsilon_d)
     quality.check_embeddings(rows, rows.assign(embedding=list(published)), x.shape[1],
                              name=f"embedding_dp_{key}").raise_if_failed()
-    write_table(vectors_table(rows, {"embedding": published}), ctx.output("noisy_embeddings"))
-    write_json(manifest(key, setting, shape, sensitivity, epsilon_d, ctx.params.embedding_dp.encoder, len(rows),
-                        secret.fingerprint), ctx.output("embedding_manifest"))
+    ctx.save("noisy_embeddings", vectors_table(rows, {"embedding": published}))
+    ctx.save("embedding_manifest", manifest(key, setting, shape, sensitivity, epsilon_d,
+                                            ctx.params.embedding_dp.encoder, len(rows), secret.fingerprint))
     outsider_noise = unit_laplace(ids, x.shape[1], seed) * laplace_scale(sensitivity, epsilon_d)
     metrics = _metrics(setting, shape, grid, x, published, epsilon_d, outsider_noise)
-    ctx.write_metrics("embedding_dp_metrics", metrics)
+    ctx.save("embedding_dp_metrics", metrics)
     ctx.log_metrics(metrics)
     with tempfile.TemporaryDirectory() as tmp:
         grid.to_csv(Path(tmp) / GRID, index=False, float_format="%.6f")

@@ -14,7 +14,6 @@ frontier,embedding_dp}.csv``, ``reports/evaluate/{frontier,embedding_dp}.png`` a
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from textsift import quality
-from textsift.corpus import atomic_path, read_corpus, spans_to_python, write_json
+from textsift.corpus import spans_to_python
 from textsift.evaluation.attackers import Attackers
 from textsift.evaluation.embedding_sets import evaluate_embeddings
 from textsift.evaluation.leak_breakdown import leak_breakdown
@@ -75,7 +74,7 @@ def _score_corpora(ctx: StageContext, corpus: pd.DataFrame, clf: Any, attackers:
     scored.counts["original"] = leak_counts(originals, attackers.spans, originals)
     everything, everything_spans = corpus["text"].tolist(), [spans_to_python(s) for s in corpus["spans"]]
     for key in sorted(ctx.params.privatize.settings):
-        privatized = read_corpus(ctx.input("privatized", key))  # the one read of this corpus
+        privatized = ctx.load("privatized", key)  # the one read of this corpus
         quality.check_privatized(corpus, privatized, name=f"evaluate_input_{key}").raise_if_failed()
         private_test = split(privatized, "test")
         scored.models[key], setting_rows = evaluate_setting(
@@ -103,8 +102,7 @@ def _utility_table(ctx: StageContext, rows: list[dict[str, Any]], test: pd.DataF
     for _, row in utility[~utility["beats_majority"]].iterrows():
         log.warning("evaluate: %s on %s (tested on %s) does not beat the majority class (accuracy %.3f <= %.3f)",
                     row["classifier"], row["setting"], row["test_on"], row["accuracy"], row["majority_accuracy"])
-    with atomic_path(ctx.output("utility_table")) as tmp:
-        utility.to_csv(tmp, index=False, float_format="%.6f")
+    ctx.save("utility_table", utility)
     ctx.tracker.log_artifact(ctx.run_id, ctx.output("utility_table"), "evaluate")
     log.info("evaluate: %d settings; original %s accuracy %.3f", len(ctx.params.privatize.settings),
              CLASSIFIER, flat.get(f"original.{CLASSIFIER}.original.accuracy", float("nan")))
@@ -114,7 +112,7 @@ def _utility_table(ctx: StageContext, rows: list[dict[str, Any]], test: pd.DataF
 def run(ctx: StageContext) -> None:
     """Evaluate the original corpus and every privatized one; write the utility, leak, frontier and embedding
     tables, ``metrics/evaluate*.json`` and the report; log per-setting MLflow runs and register classifiers."""
-    corpus = read_corpus(ctx.input("corpus"))
+    corpus = ctx.load("corpus")
     quality.check_corpus(corpus, name="evaluate_input").raise_if_failed()
     test = split(corpus, "test")
     scored = _score_corpora(ctx, corpus, transformer(ctx), Attackers.load(ctx, test, split(corpus, "train")))
@@ -124,13 +122,13 @@ def run(ctx: StageContext) -> None:
         privacy.setdefault(key, {}).update(attack)
         ctx.log_metrics({f"{key}.{name}": value for name, value in attack.items()})
     leaks = leak_breakdown(scored.counts, ctx.params.evaluate.bootstrap, ctx.params.seed)
-    with atomic_path(ctx.output("leaks")) as tmp:
-        leaks.to_csv(tmp, index=False, float_format="%.6f")
+    ctx.save("leaks", leaks)
     embeddings, embedding_metrics, embedding_png = evaluate_embeddings(ctx)
     ctx.log_metrics(embedding_metrics)
-    write_json(nested, ctx.output("evaluate_metrics"))
-    write_json({row["setting"]: {k: float(row[k]) for k in EMBEDDING_COLUMNS if not isnan(row[k])}
-                for _, row in embeddings.iterrows()}, ctx.output("evaluate_embeddings_metrics"))
+    ctx.save("evaluate_metrics", nested)
+    ctx.save("evaluate_embeddings_metrics", {row["setting"]: {k: float(row[k]) for k in EMBEDDING_COLUMNS
+                                                              if not isnan(row[k])}
+                                             for _, row in embeddings.iterrows()})
     frontier, proposal = write_frontier(ctx, utility, privacy, leaks, embeddings, embedding_png,
                                         safe_examples(scored.examples, privacy,
                                                       ctx.params.evaluate.recommend.leak_rate))
@@ -152,5 +150,4 @@ def safe_examples(examples: dict[str, list[str]], privacy: dict[str, dict[str, f
 
 def privatize_metrics(ctx: StageContext) -> dict[str, dict[str, float]]:
     """Each setting's ``metrics/privatize/<setting>.json``: the frontier's leak rate and token change."""
-    return {key: json.loads(ctx.input("privatize_metrics", key).read_text(encoding="utf-8"))
-            for key in ctx.params.privatize.settings}
+    return {key: ctx.load("privatize_metrics", key) for key in ctx.params.privatize.settings}

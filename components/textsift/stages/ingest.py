@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from textsift import quality
 from textsift.catalog import path as catalog_path
 from textsift.config import Params
-from textsift.corpus import RawRecord, corpus_table, write_table
+from textsift.corpus import RawRecord
 from textsift.corpus_building import build_corpus, ingest_metrics
 from textsift.demo import generate_demo
 from textsift.readers import read_records
@@ -43,7 +43,7 @@ def run(ctx: StageContext) -> None:
     """
     params = ctx.params
     clean, rejects, total = validate_records(source_records(params, ctx), params.ingest)
-    write_table(rejects.to_table(), ctx.output("rejects"))
+    ctx.save("rejects", rejects.to_table())
     counts = rejects.counts()
     check_reject_fraction(rejects, total, params.ingest.max_reject_fraction, catalog_path("rejects"))
     frame = build_corpus(clean, params.ingest, params.seed)
@@ -56,9 +56,9 @@ def run(ctx: StageContext) -> None:
         name="ingest_corpus",
     )
     report.raise_if_failed()
-    write_table(corpus_table(frame), ctx.output("corpus"))
+    ctx.save("corpus", frame)
     metrics = ingest_metrics(frame, total, counts)
     metrics.update(report.to_metrics())
-    ctx.write_metrics("ingest_metrics", metrics)
+    ctx.save("ingest_metrics", metrics)
     ctx.log_metrics(metrics)
     log.info("ingest: %d accepted, %d rejected %s", len(frame), sum(counts.values()), counts)

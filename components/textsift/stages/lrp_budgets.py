@@ -27,7 +27,7 @@ from textsift.budgets.fit_store import budgets_file, embeddings_table, save_fit
 from textsift.budgets.sensitive_words import random_words, sample_words, step_one
 from textsift.budgets.sensitivity import aggregate_sensitivity
 from textsift.budgets.sentence_encoder import encode, load_sentence_encoder
-from textsift.corpus import Span, read_corpus, spans_to_python
+from textsift.corpus import Span, spans_to_python
 from textsift.detection.corpus_spans import detected_spans
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
@@ -106,7 +106,7 @@ def run(ctx: StageContext) -> None:
     and ``budgets.npz`` to MLflow (never the embeddings) and a line with the documents, Δf and clean validation scores.
     """
     params = ctx.params.embedding_dp
-    corpus = read_corpus(ctx.input("corpus"))
+    corpus = ctx.load("corpus")
     quality.check_corpus(corpus, name="lrp_budgets_input").raise_if_failed()
     spans = sensitive_spans(ctx, corpus)
     step1 = [step_one(t, s, params.replace_labels, params.filler) for t, s in zip(corpus["text"], spans, strict=True)]
@@ -132,7 +132,7 @@ def run(ctx: StageContext) -> None:
                "sensitivity.seconds": sensitivity_seconds}
     report = quality.check_metrics(metrics, name="lrp_budgets_metrics", unit_interval=("accuracy", "f1", "auc"))
     report.raise_if_failed()
-    ctx.write_metrics("lrp_budgets_metrics", metrics)
+    ctx.save("lrp_budgets_metrics", metrics)
     ctx.log_metrics({**metrics, **report.to_metrics()})
     ctx.tracker.log_artifact(ctx.run_id, budgets_file(ctx.output("budgets")), "lrp_budgets")
     log.info("lrp_budgets: %d docs embedded (dim %d), Δf from %d words (mean %.4f), clean validation %s",

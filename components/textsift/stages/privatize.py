@@ -21,7 +21,6 @@ import time
 import pandas as pd
 
 from textsift import quality
-from textsift.corpus import atomic_path, corpus_table, read_corpus, write_table
 from textsift.errors import StageError
 from textsift.evaluation.ledger import ledger_metrics, ledger_table
 from textsift.mechanisms.base import PrivatizeResult
@@ -41,10 +40,9 @@ log = logging.getLogger("textsift")
 def _write_release(ctx: StageContext, output: pd.DataFrame, result: PrivatizeResult, ids: list[str],
                    guarantee: str) -> None:
     """The privatized corpus, the sealed vault (empty unless the setting keeps one) and the ε ledger."""
-    write_table(corpus_table(output), ctx.output("privatized"))
-    with atomic_path(ctx.output("vault")) as tmp:
-        tmp.write_bytes(seal(result.vault, ctx.instance.key or "", ctx.secret_key))
-    write_table(ledger_table(ids, result.spent, guarantee), ctx.output("ledger"))
+    ctx.save("privatized", output)
+    ctx.save("vault", seal(result.vault, ctx.instance.key or "", ctx.secret_key))
+    ctx.save("ledger", ledger_table(ids, result.spent, guarantee))
 
 
 def run(ctx: StageContext) -> None:
@@ -62,7 +60,7 @@ def run(ctx: StageContext) -> None:
     if key not in settings:
         raise StageError(f"privatize: no setting {key!r} in privatize.settings ({', '.join(settings) or 'none'})")
     setting = settings[key]
-    corpus = read_corpus(ctx.input("corpus"))
+    corpus = ctx.load("corpus")
     quality.check_corpus(corpus, name="privatize_input").raise_if_failed()
     started, resources, docs, secret = time.perf_counter(), StageResources(ctx), documents(corpus), ctx.secret_key
     implementation = mechanism(setting.kind)
@@ -79,7 +77,7 @@ def run(ctx: StageContext) -> None:
                "privatize.docs_per_s": len(result.texts) / seconds if seconds else 0.0, "privatize.seconds": seconds,
                **report.to_metrics()}
     _write_release(ctx, output, result, docs.ids, implementation.guarantee)
-    ctx.write_metrics("privatize_metrics", metrics)
+    ctx.save("privatize_metrics", metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.mechanism": setting.kind, "textsift.setting": key})
     if ctx.tracker.params.log_models and servable(implementation, setting):

@@ -33,7 +33,6 @@ import pandas as pd
 from textsift import quality, user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.config import select
-from textsift.corpus import read_corpus
 from textsift.detection.gum import GUM_TYPES
 from textsift.detection.params import ENTITY_TYPES, DetectionParams
 from textsift.detection.recognizers.build import build_recognizers
@@ -218,7 +217,7 @@ def run(ctx: StageContext) -> None:
     cache when this recipe was trained before (``StageContext.corpus_is_demo``; tag ``textsift.detector.cached``).
     """
     settings = ctx.params.detectors
-    corpus = read_corpus(ctx.input("corpus"))
+    corpus = ctx.load("corpus")
     quality.check_corpus(corpus, name="train_detectors_input").raise_if_failed()
     silver = silver_applies(settings.data, corpus)
     teachers = (build_recognizers(DetectionParams(recognizers=list(settings.data.silver.teachers)), None)
@@ -239,7 +238,7 @@ def run(ctx: StageContext) -> None:
     losses = sorted((int(k[len(EPOCH_LOSS):]), v) for k, v in entry.metrics.items() if k.startswith(EPOCH_LOSS))
     ctx.tracker.log_metric_steps(ctx.run_id, "train.epoch_loss", losses)
     metrics = {k: v for k, v in entry.metrics.items() if not k.startswith(EPOCH_LOSS)}
-    ctx.write_metrics("train_detectors_metrics", metrics)
+    ctx.save("train_detectors_metrics", metrics)
     ctx.log_metrics(metrics)
     log.info("train_detectors: test F1 %.3f (flat %s), PERSON recall %s", metrics.get("detector.test.f1", 0.0),
              f"{metrics['flat.test.f1']:.3f}" if "flat.test.f1" in metrics else "not trained",

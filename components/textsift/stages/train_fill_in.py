@@ -21,7 +21,7 @@ import torch
 
 from textsift import quality, user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
-from textsift.corpus import read_corpus, spans_to_python
+from textsift.corpus import spans_to_python
 from textsift.detection.recognizers.patterns import find_patterns
 from textsift.device import resolve_device
 from textsift.indexes.vocabulary import CharSpan
@@ -72,7 +72,7 @@ def run(ctx: StageContext) -> None:
     trained before (:attr:`~textsift.stage_context.StageContext.corpus_is_demo`; tag ``textsift.fill_in.cached``).
     """
     params, fill = ctx.params, ctx.params.fill_in
-    corpus = read_corpus(ctx.input("corpus"))
+    corpus = ctx.load("corpus")
     quality.check_corpus(corpus, name="train_fill_in_input").raise_if_failed()
     texts, spans = training_documents(corpus)
     device = resolve_device(params.device)
@@ -92,5 +92,5 @@ def run(ctx: StageContext) -> None:
     ctx.tracker.log_metric_steps(ctx.run_id, "train.step_loss", losses)
     metrics = {k: v for k, v in entry.metrics.items() if not k.startswith(STEP_LOSS)}
     metrics["train.documents"] = len(texts)
-    ctx.write_metrics("train_fill_in_metrics", metrics)
+    ctx.save("train_fill_in_metrics", metrics)
     ctx.log_metrics(metrics)

@@ -56,7 +56,7 @@ def run(ctx: StageContext) -> None:
     params = ctx.params.detectors.interests
     if not params.enabled:
         write_json({"name": ARTIFACT, "enabled": False}, ctx.output("interests"))
-        ctx.write_metrics("train_interests_metrics", {})
+        ctx.save("train_interests_metrics", {})
         return
     seed, device = ctx.params.seed, resolve_device(ctx.params.device)
     digest = user_cache.recipe_digest(
@@ -71,7 +71,7 @@ def run(ctx: StageContext) -> None:
     ctx.tracker.set_tags(ctx.run_id, {SHA_TAG: pointer["sha256"], "textsift.interests.cached":
                                       str(not entry.trained).lower()})
     metrics = entry.metrics
-    ctx.write_metrics("train_interests_metrics", metrics)
+    ctx.save("train_interests_metrics", metrics)
     ctx.log_metrics(metrics)
     log.info("train_interests: interest accuracy %.3f, ROUGE main %.3f on held-out posts",
              metrics["interests.test.interest_accuracy"], metrics["interests.test.main"])
