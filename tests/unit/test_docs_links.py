@@ -1,0 +1,68 @@
+"""The docs a newcomer reads hold together offline: every relative link points at a file of the repository, and the
+README stays a short user guide (reference material lives in docs/)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+README_MAX_LINES = 150
+
+# [text](target) and ![alt](target); the target ends at whitespace (an optional "title" follows) or ")"
+INLINE_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# [label]: target  (reference-style definitions)
+REFERENCE_LINK = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$", re.MULTILINE)
+FENCE = re.compile(r"^(```|~~~).*?^\1\s*$", re.MULTILINE | re.DOTALL)
+CODE_SPAN = re.compile(r"`[^`\n]*`")
+EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)  # http:, https:, mailto:, //host
+
+
+def _prose(text: str) -> str:
+    """The Markdown without fenced code blocks and inline code spans (links there are not links)."""
+    return CODE_SPAN.sub("", FENCE.sub("", text))
+
+
+def relative_targets(text: str) -> list[str]:
+    """Every relative link target of a Markdown text, without its #anchor (in-page anchors are skipped)."""
+    prose = _prose(text)
+    out = []
+    for target in [*INLINE_LINK.findall(prose), *REFERENCE_LINK.findall(prose)]:
+        if EXTERNAL.match(target) or target.startswith("#"):
+            continue
+        path = target.split("#", 1)[0].split("?", 1)[0]
+        if path:
+            out.append(path)
+    return out
+
+
+def test_the_link_parser_finds_relative_targets_and_skips_code_and_urls() -> None:
+    text = ("See [m](docs/METHODS.md#1-datasifter), [r](../README.md) and ![p](img/x.png \"t\").\n"
+            "[ref]: docs/REFERENCE.md\n[web](https://example.org/a.md) [here](#anchor) `[no](code.md)`\n"
+            "```\n[no](fenced.md)\n```\n")
+    assert relative_targets(text) == ["docs/METHODS.md", "../README.md", "img/x.png", "docs/REFERENCE.md"]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_relative_link_points_at_a_file_of_the_repository(doc: Path) -> None:
+    broken = []
+    for target in relative_targets(doc.read_text(encoding="utf-8")):
+        resolved = (doc.parent / target).resolve()
+        if not resolved.exists() or not resolved.is_relative_to(REPO):
+            broken.append(target)
+    assert broken == [], f"{doc.relative_to(REPO)} links to missing files: {broken}"
+
+
+def test_the_docs_a_newcomer_reads_exist_and_cite_nothing_outside_the_repository() -> None:
+    for name in ("ARCHITECTURE.md", "METHODS.md", "REFERENCE.md"):
+        assert (REPO / "docs" / name).is_file(), name
+    for doc in DOCS:
+        assert "../shared/docs" not in doc.read_text(encoding="utf-8"), doc.name
+
+
+def test_readme_is_a_short_user_guide() -> None:
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move reference material to docs/"
