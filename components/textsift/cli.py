@@ -136,6 +136,26 @@ def params_schema() -> None:
     typer.echo(json.dumps(Params.model_json_schema(), indent=2))
 
 
+@params_app.command("reference")
+def params_reference(
+    output: Path = typer.Option(Path("docs/CONFIGURATION.md")),
+    check: bool = typer.Option(False, help="exit 1 if the file on disk differs instead of writing"),
+) -> None:
+    """Write the configuration reference (every params.yaml key, its type, default and meaning) from the models."""
+    from textsift.config_reference import render_reference
+    from textsift.corpus import atomic_path
+
+    text = render_reference()
+    if check:
+        if not output.exists() or output.read_text(encoding="utf-8") != text:
+            typer.echo(f"{output} is stale: run `textsift params reference`", err=True)
+            raise typer.Exit(1)
+        return
+    with atomic_path(output) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {output}")
+
+
 @params_app.command("check")
 def params_check(params: Path = typer.Argument(Path("params.yaml"))) -> None:
     """Validate a params file; print the effective values as dotted keys."""

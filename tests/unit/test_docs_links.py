@@ -66,3 +66,15 @@ def test_the_docs_a_newcomer_reads_exist_and_cite_nothing_outside_the_repository
 def test_readme_is_a_short_user_guide() -> None:
     lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move reference material to docs/"
+
+
+def test_the_configuration_reference_is_generated_from_the_params_models() -> None:
+    """docs/CONFIGURATION.md is what `textsift params reference` writes: every key of the models, none by hand."""
+    from textsift.config import Params
+    from textsift.config_reference import render_reference, rows
+
+    committed = (REPO / "docs" / "CONFIGURATION.md").read_text(encoding="utf-8")
+    assert committed == render_reference(), "stale: run `textsift params reference`"
+    keys = [key for key, *_ in rows(Params)]
+    assert "privatize.settings.<name>.epsilon" in keys and "evaluate.recommend.leak_rate" in keys
+    assert all(f"| `{key}` |" in committed for key in keys)
