@@ -14,7 +14,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from textsift.corpus import write_json
+from textsift.corpus import atomic_path, write_json
+
+RESULTS_JSON = "bench/results/latest.json"
 
 
 @dataclass
@@ -54,4 +56,24 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def write_results(figures: list[Figure], path: Path) -> None:
+    """The figures as JSON at ``path`` and as a Markdown table beside it (``.md``): the only place measured figures
+    are written down, so no document holds a hand-typed timing."""
     write_json([asdict(f) for f in figures], path)
+    with atomic_path(path.with_suffix(".md")) as tmp:
+        tmp.write_text(results_markdown(figures), encoding="utf-8")
+
+
+def _cell(value: float) -> str:
+    return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def results_markdown(figures: list[Figure]) -> str:
+    """One row per figure: name, value and unit, device, the baseline measured beside it and the ratio."""
+    lines = ["# Benchmark figures", "", "Written by `make bench` (bench/run.py) from the same run as "
+             f"`{RESULTS_JSON}`; every figure was measured on the device named in its row.", "",
+             "| figure | value | device | baseline | ratio |", "|---|---|---|---|---|"]
+    for f in figures:
+        baseline = f"{f.baseline['name']}: {_cell(float(f.baseline['value']))}" if f.baseline else ""
+        ratio = f"{f.ratio:.2f}x" if f.ratio is not None else ""
+        lines.append(f"| {f.name} | {_cell(f.value)} {f.unit} | {f.device} | {baseline} | {ratio} |")
+    return "\n".join(lines) + "\n"
