@@ -1,10 +1,11 @@
 """Random generators keyed by (key, stage, document id).
 
 Every random draw in textsift comes from a generator derived here, so a document's draws depend
-only on the key, the stage and the document's id — never on batch size, row order or worker count. The key is either the public ``seed`` of params.yaml, for what is
-not secret (splits, model initialisation, bootstrap, the demo corpus), or the project's
-:class:`~textsift.secret_key.SecretKey`, for every draw that decides what is released: then the
-digest is BLAKE2b *keyed* with the secret (a PRF), and nobody without it can regenerate a draw.
+only on the key, the stage and the document's id — never on batch size, row order or worker count.
+The key is either the public ``seed`` of params.yaml, for what is not secret (splits, model
+initialisation, bootstrap, the demo corpus), or the project's :class:`~textsift.secret_key.SecretKey`,
+for every draw that decides what is released: then the digest is BLAKE2b *keyed* with the secret
+(a PRF), and nobody without it can regenerate a draw.
 """
 
 from __future__ import annotations
