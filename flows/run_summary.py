@@ -75,9 +75,16 @@ def proposal_lines(root: Path, run_id: str) -> list[str]:
         return ["Proposed setting: none passes the recommendation rule (each setting's verdict: the frontier and "
                 "the report)."]
     row = proposed[0]
-    served = "" if row.get("served_passes", "True") == "True" else (
-        f" Served, it leaks {_cell(row.get('served_leak', ''))} (a request carries no gold spans): promote refuses it "
-        "without --accept-failing.")
+    shipped = next((r["setting"] for r in rows if r.get("passes") == "True" and r.get("served_passes") == "True"),
+                   None)
+    if row.get("served_passes", "True") == "True":
+        served = ""
+    elif row.get("not_served"):
+        served = (f" It is not served ({row['not_served']}); " + (
+            f"the best setting that passes and is: {shipped}." if shipped else "no setting that passes is."))
+    else:
+        served = (f" Served, it leaks {_cell(row.get('served_leak', ''))} (a request carries no gold spans): promote "
+                  "refuses it without --accept-failing.")
     epsilon = epsilon_text(float(row.get("epsilon_p50") or "nan"))
     return [f"Proposed setting: {row['setting']} ({row['mechanism']}; utility lower bound {_cell(row['utility_low'])}, "
             f"privacy risk {_cell(row['privacy_risk'])}; {epsilon}).{served} To approve it:",

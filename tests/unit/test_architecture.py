@@ -91,7 +91,7 @@ def test_mechanisms_are_classes_and_nothing_probes_them() -> None:
 
     for registered in MECHANISMS.values():
         assert issubclass(getattr(importlib.import_module(registered.module), registered.implementation), Mechanism)
-    members = {"spent", "vault_entries", "additive_metrics", "metric_weight", "servable", "document_wise",
+    members = {"spent", "vault_entries", "additive_metrics", "metric_weight", "serving_refusal", "document_wise",
                "fills_from_corpus", "per_document"}
     offenders = []
     for path in sorted(LIB.rglob("*.py")):

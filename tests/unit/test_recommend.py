@@ -161,3 +161,21 @@ def test_a_setting_is_judged_as_served_too_and_its_served_form_fails_above_the_l
     assert not verdicts.loc["ds", "served_passes"]  # fails the rule: served or not
     out = ranked(table, recommend(table, RecommendParams(), "u", 0.95)).set_index("setting")
     assert not out.loc["original", "served_passes"] and out["served_passes"].dtype == bool
+
+
+def test_a_proposal_without_a_served_form_names_why_and_the_best_setting_that_ships() -> None:
+    """Metric-DP passes but has no served form (its index is learnt from the corpus): the verdict says so, and the
+    proposal names the best passing setting that does ship, or that none does."""
+    reason = "its index (w2v) holds words and vectors learnt from the corpus: a served model would publish them"
+    proposal = recommend(_rows(mdp_eps50={"not_served": reason}), RecommendParams(), "u", 0.95)
+    verdicts = proposal.verdicts.set_index("setting")
+    assert proposal.setting == "mdp_eps50" and proposal.served_setting == "mdp_wide"
+    assert not verdicts.loc["mdp_eps50", "served_passes"] and f"not served: {reason}" in verdicts.loc[
+        "mdp_eps50", "verdict"]
+    assert proposal.summary().endswith("It does not ship as a served model; the best setting that does: mdp_wide.")
+    nothing = recommend(_rows(mdp_eps50={"not_served": reason}, mdp_wide={"not_served": reason}), RecommendParams(),
+                        "u", 0.95)
+    assert nothing.setting == "mdp_eps50" and nothing.served_setting is None
+    assert nothing.summary().endswith("No setting that passes ships as a served model (the verdicts say why).")
+    served = recommend(_rows(), RecommendParams(), "u", 0.95)
+    assert served.served_setting == served.setting and "served model" not in served.summary()

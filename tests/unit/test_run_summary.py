@@ -64,3 +64,8 @@ def test_the_run_ends_naming_the_proposal_and_the_command_that_approves_it(tmp_p
     assert "not differentially private). Served, it leaks 0.394" in proposal_lines(tmp_path, "r1")[0]
     frontier.write_text(header + "red,redact,0.8,0.3,False,False,0.4,,False\n", encoding="utf-8")
     assert proposal_lines(tmp_path, "r1")[0].startswith("Proposed setting: none passes")
+    header = header.replace("recommended", "not_served,recommended")
+    frontier.write_text(header + "mdp,metric_dp,0.7,0.1,True,False,,50.0,its index is the corpus's,True\n"
+                        "red,redact,0.6,0.1,True,True,0.01,,,False\n", encoding="utf-8")
+    assert ("It is not served (its index is the corpus's); the best setting that passes and is: red. To approve it:"
+            in proposal_lines(tmp_path, "r1")[0])

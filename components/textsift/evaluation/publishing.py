@@ -38,6 +38,8 @@ from textsift.evaluation.recommend import Recommendation, embedding_rule_text, r
 from textsift.evaluation.report import render_report
 from textsift.evaluation.setting_utility import CLASSIFIER
 from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS
+from textsift.mechanisms.registry import mechanism
+from textsift.serving import serving_refusal
 from textsift.stage_cache import content_digest
 from textsift.stage_context import StageContext
 from textsift.tracking import git_commit
@@ -72,7 +74,8 @@ def write_frontier(
     leak_of = ctx.params.evaluate.recommend.leak_of
     rows = frontier_rows(utility, privacy, {k: s.kind for k, s in settings.items()}, options.utility,
                          leak_intervals(leaks, leak_of), leak_of)
-    table = frontier_table(rows)
+    refusals = {key: serving_refusal(mechanism(s.kind), s) or "" for key, s in settings.items()}
+    table = frontier_table(rows).assign(not_served=lambda t: [refusals.get(s, "") for s in t["setting"]])
     proposal = recommend(table, ctx.params.evaluate.recommend, options.utility, level)
     table = ranked(table, proposal)
     png = frontier_png(table, options.utility)

@@ -71,14 +71,21 @@ class Recommendation:
     rule: str
     verdicts: pd.DataFrame  # setting, passes, served_passes, privacy_risk, utility_low, verdict
     epsilon: float = math.nan  # the proposed setting's median ε per document (NaN: not differentially private)
+    served_setting: str | None = None  # the best passing setting that also ships as a served model
 
     def summary(self) -> str:
-        """One line: what is proposed and why, with the ε its documents spend, or that nothing is."""
+        """One line: what is proposed and why, with the ε its documents spend, or that nothing is; and, when the
+        proposal does not ship as a served model, the best setting that does."""
         if self.setting is None:
             return "No setting passes every criterion: nothing is recommended."
         row = self.verdicts.set_index("setting").loc[self.setting]
-        return (f"Recommended setting: {self.setting} (utility lower bound {row['utility_low']:.3f}, "
+        line = (f"Recommended setting: {self.setting} (utility lower bound {row['utility_low']:.3f}, "
                 f"privacy risk {row['privacy_risk']:.3f}; {epsilon_text(self.epsilon)}).")
+        if self.served_setting == self.setting:
+            return line
+        if self.served_setting is None:
+            return line + " No setting that passes ships as a served model (the verdicts say why)."
+        return line + f" It does not ship as a served model; the best setting that does: {self.served_setting}."
 
 
 def epsilon_text(epsilon: float) -> str:
@@ -155,8 +162,12 @@ def _failures(row: pd.Series, params: RecommendParams) -> tuple[list[str], list[
 
 
 def served_failure(row: pd.Series, params: RecommendParams) -> str | None:
-    """Why a setting's served form fails the rule it passes on its released corpus (its answers leak more than the
-    ceiling: a request carries no gold spans), or None."""
+    """Why a setting cannot ship as it was judged: it has no served form (``not_served``, the mechanism's reason), or
+    its served form fails the rule it passes on its released corpus (its answers leak more than the ceiling: a
+    request carries no gold spans); None when it ships."""
+    reason = row.get("not_served")
+    if isinstance(reason, str) and reason:
+        return f"not served: {reason}"
     leak = row.get("served_leak")
     if _finite(leak) and float(leak) > params.leak_rate:
         return (f"served (a request carries no gold spans), its {_label(CRITERIA[0], params)} is {float(leak):.3f} "
@@ -194,8 +205,9 @@ def recommend(table: pd.DataFrame, params: RecommendParams, utility_name: str, l
     epsilon = math.nan
     if chosen is not None and "epsilon_p50" in table:
         epsilon = float(table.loc[table["setting"] == chosen["setting"], "epsilon_p50"].iloc[0])
+    served = next((r["setting"] for r in passing if r["served_failure"] is None), None)
     return Recommendation(chosen["setting"] if chosen else None, rule_text(params, utility_name, level), verdicts,
-                          epsilon)
+                          epsilon, served)
 
 
 def ranked(table: pd.DataFrame, recommendation: Recommendation) -> pd.DataFrame:

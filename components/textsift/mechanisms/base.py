@@ -120,10 +120,11 @@ class Mechanism(ABC):
         setting may run on any subset of the documents (chunks, the test split) with the same outputs."""
         return self.per_document
 
-    def servable(self, setting: Any) -> bool:
-        """Whether ``setting`` protects something in a request and its packed resources hold no corpus text, so it
-        may ship as a model (:mod:`textsift.serving`); a mechanism that is not ``per_document`` never ships."""
-        return False
+    def serving_refusal(self, setting: Any) -> str | None:
+        """Why ``setting`` does not ship as a served model (:mod:`textsift.serving`), or None when it does: a setting
+        ships when it protects something in a request and its packed resources hold no corpus text. The rule reports
+        the reason beside the setting's verdict."""
+        return f"{type(self).__name__} has no served form"
 
     @abstractmethod
     def privatize(self, docs: Documents, setting: Any, resources: Resources, key: Key, *, vault: bool = False

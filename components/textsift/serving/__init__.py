@@ -20,10 +20,17 @@ from textsift.releases import SERVED, fresh_draw_name, release_key
 from textsift.secret_key import SecretKey
 
 
+def serving_refusal(implementation: Mechanism, setting: Any) -> str | None:
+    """Why a setting does not ship as a model, or None when it does: it must be per document, protect something in a
+    request and pack no corpus text (:meth:`~textsift.mechanisms.base.Mechanism.serving_refusal`)."""
+    if not implementation.per_document:
+        return "its output depends on other documents of the corpus"
+    return implementation.serving_refusal(setting)
+
+
 def servable(implementation: Mechanism, setting: Any) -> bool:
-    """Whether a setting ships as a model: a per-document mechanism whose packed resources hold no corpus text and
-    that protects something in a request (``servable(setting)``; redaction of gold spans protects nothing there)."""
-    return implementation.per_document and implementation.servable(setting)
+    """Whether a setting ships as a model (no :func:`serving_refusal`)."""
+    return serving_refusal(implementation, setting) is None
 
 
 def served_key(secret: SecretKey, name: str, setting: Any) -> SecretKey:

@@ -42,6 +42,10 @@ class DataSifter(Mechanism):
     per_document = False  # keyphrases are swapped between documents of the corpus (§1.4)
     fills_from_corpus = True  # fills come from the corpus-trained fill-in model, keyphrases from other documents
 
+    def serving_refusal(self, setting: DataSifterSetting) -> str | None:
+        """Not served: it fills from the corpus-trained model and swaps keyphrases between corpus documents."""
+        return "it fills from the corpus-trained model and swaps keyphrases between corpus documents"
+
     def document_wise(self, setting: DataSifterSetting) -> bool:
         """Whether a document's output depends on the document, its id and the key alone under ``setting``: without
         keyphrase swapping (``replacement: none``) it does, as masking and fill-in draw per document (§1.2-1.3)."""

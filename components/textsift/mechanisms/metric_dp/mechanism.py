@@ -70,6 +70,12 @@ class MetricDP(Mechanism):
     metric_weight = "tokens"  # its rates are per token: a chunked run weighs chunks by their tokens
     guarantee = "metric-DP: epsilon per perturbed word, n*epsilon per document (METHODS.md section 2)"
 
+    def serving_refusal(self, setting: MetricDPSetting) -> str | None:
+        """Not served: its index's output words and vectors are learnt from the corpus (words of
+        ``min_doc_freq`` training documents), so a packed model would publish corpus vocabulary."""
+        return (f"its index ({setting.index}) holds words and vectors learnt from the corpus: a served model would "
+                "publish them")
+
     def privatize(self, docs: Documents, setting: MetricDPSetting, resources: Resources, key: Key, *,
                   vault: bool = False) -> PrivatizeResult:
         """Privatized texts (input order kept), the mechanism's metrics and each document's n·ε for its n perturbed

@@ -22,12 +22,17 @@ class Redaction(Mechanism):
     fills_from_corpus = False  # stand-ins come from public Faker lists: one equal to another name is chance
     additive_metrics = ("spans_given", "regions_replaced")  # totals: a chunked run sums them
 
-    def servable(self, setting: RedactSetting) -> bool:
+    def serving_refusal(self, setting: RedactSetting) -> str | None:
         """Shipped as a model unless it redacts gold spans only (a request carries none, so it would change nothing;
         ``both`` is served as ``detected``: what ``textsift privatize`` does to a file without spans) or keeps one
         pseudonym per string across the corpus (``scope: corpus``): served, that mapping answers "which stand-in
         does this name get?" for anyone with a token, a re-identification oracle for every published document."""
-        return setting.spans != "gold" and setting.scope == "document"
+        if setting.spans == "gold":
+            return "it redacts gold spans only, and a request carries none"
+        if setting.scope != "document":
+            return ("one pseudonym per name across the corpus (scope: corpus): served, it would tell anyone with a "
+                    "token which stand-in a name gets")
+        return None
 
     def privatize(self, docs: Documents, setting: RedactSetting, resources: Resources, key: Key, *,
                   vault: bool = False) -> PrivatizeResult:
