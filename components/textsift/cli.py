@@ -244,6 +244,7 @@ def serve(
     import uvicorn
 
     from textsift import secret_key
+    from textsift.promote import check_promoted
     from textsift.serving.app import create_app
     from textsift.serving.model import load_privatizer, served_copy
     from textsift.tracking import Tracker
@@ -254,6 +255,7 @@ def serve(
             if len(token) < 16:
                 raise ConfigError(f"set ${token_env} to a bearer token of at least 16 characters")
             tracker = Tracker(load_params(params or root / "params.yaml").tracking, root.resolve())
+            check_promoted(tracker, model)  # @recommended where promote put it, not moved in the UI
             loaded, setting = load_privatizer(tracker.download_model(model, copy))
             key = secret_key.load(root.resolve())
             assert key is not None  # load_privatizer refused to load without one

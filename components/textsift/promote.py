@@ -13,7 +13,9 @@ unless the promoter says they accept it. What is promoted is what was judged: a 
 the rule (``textsift.served_passes``: the service's answers leak more than the ceiling, as a ``spans: both``
 setting's do, since a request carries no gold spans) has its privatizer refused on the same terms. Every move
 is recorded with who, when, why and what it replaced: on the version promoted (``textsift.promoted_*``) and in
-the registered model's history (``textsift.promotion.<UTC time>``).
+the registered model's history (``textsift.promotion.<UTC time>``). The registered model's ``textsift.promoted_version``
+names the version the last promotion put ``@recommended`` on, so an alias moved any other way (the MLflow UI's
+pencil: no verdict, reason or history) is told apart: ``textsift serve`` refuses it (:func:`check_promoted`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from textsift.errors import ConfigError
 from textsift.tracking import Tracker
 
 ALIAS = "recommended"
+PROMOTED = "textsift.promoted_version"  # registered-model tag: where the last `textsift promote` put @recommended
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
     previous = tracker.alias_version(name, ALIAS)
     who, when = by or getpass.getuser(), datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # keys the history
     tracker.set_model_alias(name, ALIAS, chosen["version"])
+    tracker.tag_model(name, {PROMOTED: chosen["version"]})
     tracker.tag_model(name, {"textsift.promoted_by": who, "textsift.promoted_at": when,
                              "textsift.promotion_reason": reason, "textsift.replaced_version": previous or "none",
                              "textsift.accepted_failing": str(verdict.get("textsift.passes") != "true").lower()},
@@ -77,10 +81,33 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
               "replaced": previous}
     if served is not None:
         tracker.set_model_alias(privatizer, ALIAS, served["version"])
+        tracker.tag_model(privatizer, {PROMOTED: served["version"]})
         tracker.tag_model(privatizer, {"textsift.promoted_by": who, "textsift.promoted_at": when,
                                        "textsift.promotion_reason": reason}, version=served["version"])
     elif privatizer:  # the setting is not served (or its run shipped none): no privatizer may stay on another one
         tracker.delete_alias(privatizer, ALIAS)
+        if tracker.model_tags(privatizer):  # the registered model exists: record that no version is promoted
+            tracker.tag_model(privatizer, {PROMOTED: "none"})
     record["privatizer_version"] = served["version"] if served else None
     tracker.tag_model(name, {f"textsift.promotion.{when}": json.dumps(record)})
     return Promotion(name, setting, chosen["version"], previous, who, when, served["version"] if served else None)
+
+
+def check_promoted(tracker: Tracker, model_uri: str) -> None:
+    """Refuse ``models:/<name>@recommended`` when the alias is not where the last ``textsift promote`` put it: it
+    was moved outside promote, with no verdict, reason or history. A version named by number is the caller's choice.
+
+    Raises:
+        ConfigError: naming the version the alias points at, the one promote recorded, and what to do.
+    """
+    reference = model_uri.removeprefix("models:/")
+    name, _, alias = reference.partition("@")
+    if alias != ALIAS:
+        return
+    version = tracker.alias_version(name, alias)
+    recorded = tracker.model_tags(name).get(PROMOTED)
+    if version is not None and version != recorded:
+        raise ConfigError(f"{model_uri} points at version {version}, but the last `textsift promote` put it on "
+                          f"{'version ' + recorded if recorded and recorded != 'none' else 'no version'}: the alias "
+                          "was moved outside promote (no verdict, reason or history). Promote a setting again, or "
+                          f"serve a version by number (models:/{name}/{version})")

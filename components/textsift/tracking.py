@@ -284,6 +284,15 @@ class Tracker:
         except MlflowException:
             return None
 
+    def model_tags(self, name: str) -> dict[str, str]:
+        """The tags of registered model ``name`` (none when it does not exist)."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            return dict(self.client.get_registered_model(name).tags)
+        except MlflowException:
+            return {}
+
     def tag_model(self, name: str, tags: Mapping[str, str], version: str | None = None) -> None:
         """Set tags on registered model ``name``, or on one of its versions."""
         for key, value in tags.items():

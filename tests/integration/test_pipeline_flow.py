@@ -115,7 +115,7 @@ def test_each_privatized_corpus_classifier_is_registered_with_a_signature_and_on
 
     from textsift.config import load_params
     from textsift.errors import ConfigError
-    from textsift.promote import promote
+    from textsift.promote import check_promoted, promote
     from textsift.tracking import Tracker
 
     result = flow_run["result"]
@@ -141,6 +141,18 @@ def test_each_privatized_corpus_classifier_is_registered_with_a_signature_and_on
                      accept_failing=True, by="tester", privatizer="textsift-privatizer")
     privatizer = client.get_model_version_by_alias("textsift-privatizer", "recommended")
     assert str(privatizer.version) == served.privatizer_version and privatizer.tags["textsift.setting"] == "red"
+    uri = "models:/textsift-privatizer@recommended"
+    check_promoted(tracker, uri)  # where promote put it: served
+    moved = client.create_model_version("textsift-privatizer", privatizer.source, run_id=privatizer.run_id)
+    try:  # the MLflow UI's alias pencil: no verdict, no reason, no history
+        client.set_registered_model_alias("textsift-privatizer", "recommended", moved.version)
+        with pytest.raises(ConfigError, match=f"points at version {moved.version}, but the last `textsift promote` "
+                                              f"put it on version {served.privatizer_version}"):
+            check_promoted(tracker, uri)
+        check_promoted(tracker, f"models:/textsift-privatizer/{moved.version}")  # a number: the caller's choice
+    finally:
+        client.set_registered_model_alias("textsift-privatizer", "recommended", served.privatizer_version)
+        client.delete_model_version("textsift-privatizer", moved.version)
     done = promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], "reviewed the report",
                    accept_failing=True, by="tester", privatizer="textsift-privatizer")
     assert tracker.alias_version("textsift-privatizer", "recommended") is None  # never left on another setting
