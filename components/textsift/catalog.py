@@ -88,6 +88,8 @@ ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("report", "reports/evaluate/report.html", "evaluate", form="blob"),
     Artifact("evaluate_metrics", "metrics/evaluate.json", "evaluate", metrics=True, form="json"),
     Artifact("evaluate_embeddings_metrics", "metrics/evaluate_embeddings.json", "evaluate", metrics=True, form="json"),
+    # the proposal and each setting's verdict figures, small enough for `dvc metrics show/diff metrics/frontier.json`
+    Artifact("frontier_metrics", "metrics/frontier.json", "evaluate", metrics=True, form="json"),
 )
 _BY_NAME = {a.name: a for a in ARTIFACTS}
 

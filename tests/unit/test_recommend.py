@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -179,3 +180,17 @@ def test_a_proposal_without_a_served_form_names_why_and_the_best_setting_that_sh
     assert nothing.summary().endswith("No setting that passes ships as a served model (the verdicts say why).")
     served = recommend(_rows(), RecommendParams(), "u", 0.95)
     assert served.served_setting == served.setting and "served model" not in served.summary()
+
+
+def test_the_decision_is_a_small_dvc_metric_with_the_proposal_and_each_verdict() -> None:
+    from textsift.evaluation.publishing import frontier_metrics
+
+    table = _rows()
+    proposal = recommend(table, RecommendParams(), "u", 0.95)
+    decided = frontier_metrics(ranked(table, proposal), proposal)
+    assert decided["proposed"] == "mdp_eps50" == decided["served"]
+    assert set(decided["settings"]) == set(table["setting"]) - {"original"}
+    assert decided["settings"]["mdp_eps50"] == {"utility_low": 0.7, "privacy_risk": pytest.approx(
+        proposal.verdicts.set_index("setting").loc["mdp_eps50", "privacy_risk"]), "passes": True, "served_passes": True}
+    assert decided["settings"]["ds"]["passes"] is False
+    json.dumps(decided, allow_nan=False)  # plain JSON: no NaN

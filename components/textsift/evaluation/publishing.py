@@ -107,6 +107,7 @@ def write_frontier(
 
     reproducible = reproducible_provenance(ctx)
     ctx.save("frontier", table)
+    ctx.save("frontier_metrics", frontier_metrics(table, proposal))
     ctx.save("frontier_plot", png)
     ctx.save("report", report(reproducible))
     target = ctx.parent_run_id or ctx.run_id
@@ -123,6 +124,22 @@ def write_frontier(
         logged.write_text(report({**reproducible, **run_provenance(ctx, target)}), encoding="utf-8")
         ctx.tracker.log_artifact(target, logged, "frontier")
     return table, proposal
+
+
+def frontier_metrics(table: pd.DataFrame, proposal: Recommendation) -> dict[str, Any]:
+    """What a run decided, as a DVC metric: the proposed setting, the best one that ships as a served model, and
+    per setting its utility lower bound, privacy risk and whether it passes (as a corpus release and as served)."""
+    judged = table[table["setting"] != "original"]
+    return {"proposed": proposal.setting or "none", "served": proposal.served_setting or "none",
+            "settings": {str(row["setting"]): {"utility_low": _rounded(row.get("utility_low")),
+                                               "privacy_risk": _rounded(row.get("privacy_risk")),
+                                               "passes": bool(row["passes"]),
+                                               "served_passes": bool(row["served_passes"])}
+                         for _, row in judged.iterrows()}}
+
+
+def _rounded(value: Any) -> float | None:
+    return None if value is None or isnan(value) else round(float(value), 6)
 
 
 def description(proposal: Recommendation) -> str:
