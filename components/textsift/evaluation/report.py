@@ -15,8 +15,10 @@ import pandas as pd
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:1100px;color:#222}
+.wide{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:1rem 0;font-size:0.9rem}
 th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}
+td:first-child,th:first-child{position:sticky;left:0;background:#fff}
 th{background:#f3f3f3} td.l,th.l{text-align:left}
 .pareto{font-weight:bold} .note{color:#555;font-size:0.9rem}
 blockquote{background:#f8f8f8;border-left:4px solid #1f77b4;margin:0.5rem 0;padding:0.5rem 1rem}
@@ -30,7 +32,8 @@ def _cell(value: object) -> str:
 
 
 def html_table(frame: pd.DataFrame, bold_column: str | None = None) -> str:
-    """A plain HTML table; rows whose ``bold_column`` is true are bold."""
+    """A plain HTML table in a box that scrolls sideways (the page keeps its width; the first column, the setting,
+    stays in view); rows whose ``bold_column`` is true are bold."""
     head = "".join(f"<th class='l'>{html.escape(str(c))}</th>" for c in frame.columns)
     body = []
     for _, row in frame.iterrows():
@@ -39,7 +42,7 @@ def html_table(frame: pd.DataFrame, bold_column: str | None = None) -> str:
             f"<td class='l'>{_cell(v)}</td>" if isinstance(v, str) else f"<td>{_cell(v)}</td>" for v in row
         )
         body.append(f"<tr{cls}>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f"<div class='wide'><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
 
 
 def render_report(
