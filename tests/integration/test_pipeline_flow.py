@@ -141,6 +141,10 @@ def test_each_privatized_corpus_classifier_is_registered_with_a_signature_and_on
                      accept_failing=True, by="tester", privatizer="textsift-privatizer")
     privatizer = client.get_model_version_by_alias("textsift-privatizer", "recommended")
     assert str(privatizer.version) == served.privatizer_version and privatizer.tags["textsift.setting"] == "red"
+    # the registry entry that ships a setting says how the rule judged it
+    assert privatizer.tags["textsift.verdict"] == frontier.loc["red", "verdict"]
+    assert privatizer.tags["textsift.passes"] == str(bool(frontier.loc["red", "passes"])).lower()
+    assert float(privatizer.tags["textsift.privacy_risk"]) == pytest.approx(frontier.loc["red", "privacy_risk"])
     uri = "models:/textsift-privatizer@recommended"
     check_promoted(tracker, uri)  # where promote put it: served
     moved = client.create_model_version("textsift-privatizer", privatizer.source, run_id=privatizer.run_id)

@@ -200,6 +200,27 @@ def run_provenance(ctx: StageContext, run_id: str) -> dict[str, str]:
             "date (UTC)": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")}
 
 
+def verdict_tags(row: pd.Series, proposed: str | None) -> dict[str, str]:
+    """What the rule decided about one setting, as model-version tags: proposed, passes (as a corpus release and as
+    served), utility lower bound, privacy risk and the verdict in words."""
+    return {"textsift.proposed": str(row["setting"] == proposed).lower(),
+            "textsift.passes": str(bool(row["passes"])).lower(),
+            "textsift.served_passes": str(bool(row["served_passes"])).lower(),
+            "textsift.utility_low": f"{float(row['utility_low']):.6f}",
+            "textsift.privacy_risk": f"{float(row['privacy_risk']):.6f}",
+            "textsift.verdict": str(row["verdict"])[:4000]}
+
+
+def tag_privatizers(ctx: StageContext, frontier: pd.DataFrame, proposed: str | None) -> None:
+    """Put each setting's verdict on the privatizer version its privatize stage registered in this pipeline run, so
+    the registry entry that ships a setting says how it was judged (``textsift promote`` reads the verdict)."""
+    name, pipeline_run = ctx.params.tracking.registered_privatizer, ctx.parent_run_id or ctx.run_id
+    for _, row in frontier[frontier["setting"] != "original"].iterrows():
+        version = ctx.tracker.latest_version(name, str(row["setting"]), pipeline_run)
+        if version is not None:
+            ctx.tracker.tag_model(name, verdict_tags(row, proposed), version=version["version"])
+
+
 def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[str, str], proposed: str | None
                          ) -> None:
     """Log each privatized corpus's baseline classifier (with its signature) and register it as a model version.

@@ -32,6 +32,7 @@ from textsift.evaluation.publishing import (
     log_embedding_runs,
     log_setting_runs,
     register_classifiers,
+    tag_privatizers,
     write_frontier,
 )
 from textsift.evaluation.setting_utility import (
@@ -135,6 +136,7 @@ def run(ctx: StageContext) -> None:
     setting_runs = log_setting_runs(ctx, frontier, utility, privacy)
     if ctx.params.tracking.log_models:
         register_classifiers(ctx, scored.models, setting_runs, proposal.setting)
+        tag_privatizers(ctx, frontier, proposal.setting)
     log_embedding_runs(ctx, embeddings)
 
 
