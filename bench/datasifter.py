@@ -19,9 +19,9 @@ from pathlib import Path
 import torch
 
 from bench.harness import Figure, cpu_device, timed
-from textsift.config import DemoCorpusParams, FillInParams
 from textsift.demo import generate_demo
 from textsift.device import resolve_device
+from textsift.ingest_params import DemoCorpusParams
 from textsift.mechanisms.datasifter.fill import FillOptions, fill_documents
 from textsift.mechanisms.datasifter.masking import MaskingRule
 from textsift.mechanisms.datasifter.obfuscation import obfuscate
@@ -30,6 +30,7 @@ from textsift.mechanisms.datasifter.sifter import mask_corpus
 from textsift.mechanisms.datasifter.wordlists import default_blacklist, stop_words
 from textsift.models.fill_in import build_model
 from textsift.models.mlm import pack_windows
+from textsift.models.params import FillInParams
 from textsift.models.training import train_mlm
 from textsift.rng import torch_seed
 from textsift.tokenize import words

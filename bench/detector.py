@@ -38,13 +38,14 @@ import torch
 
 from bench.harness import Figure, cpu_device
 from textsift.artifacts import DETECTOR_POINTER
-from textsift.config import DemoCorpusParams, SourceParams, load_params
+from textsift.config import load_params
 from textsift.corpus import Span
 from textsift.demo import generate_demo
 from textsift.detection.recognizers.spacy_ner import SPACY_TO_DPER, load_pipeline
 from textsift.detection.training_data import load_detector_data
 from textsift.device import resolve_device
 from textsift.errors import InputError
+from textsift.ingest_params import DemoCorpusParams, SourceParams
 from textsift.models.detector import build_detector, detect
 from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_training import train_detector

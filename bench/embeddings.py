@@ -18,9 +18,9 @@ import torch
 from bench.harness import Figure, cpu_device, timed
 from textsift.budgets.allocation import laplace_noise, uniform_epsilon
 from textsift.budgets.sentence_encoder import encode, load_sentence_encoder
-from textsift.config import DemoCorpusParams
 from textsift.demo import generate_demo
 from textsift.device import resolve_device
+from textsift.ingest_params import DemoCorpusParams
 from textsift.models.detector_encoders import minilm_folder
 
 SEED = 1234

@@ -124,8 +124,8 @@ def paired(figures: list[Figure]) -> list[Figure]:
 @lru_cache(maxsize=8)
 def demo_records(n_docs: int) -> list:
     """The seeded demo corpus (records are frozen; callers only read them)."""
-    from textsift.config import DemoCorpusParams
     from textsift.demo import generate_demo
+    from textsift.ingest_params import DemoCorpusParams
 
     return generate_demo(DemoCorpusParams(n_docs=n_docs), SEED)
 
@@ -156,9 +156,9 @@ def untrained_detector(device: str, **update: Any):
 
 def detect_figures(device: str, seconds: float, n_sentences: int, n_long: int) -> list[Figure]:
     from bench.detector import demo_texts
-    from textsift.config import NormalizeParams
     from textsift.detection.params import DetectionParams
     from textsift.detection.recognizers.build import build_recognizers, run_recognizers
+    from textsift.ingest_params import NormalizeParams
 
     sentences, long_docs = demo_texts(n_sentences, n_long)
     try:
@@ -232,10 +232,10 @@ def detector_training_figures(device: str, seconds: float, steps_per_call: int) 
 
 
 def fill_in_figures(device: str, seconds: float, steps_per_call: int, n_docs: int) -> list[Figure]:
-    from textsift.config import FillInParams
     from textsift.device import TorchStream
     from textsift.models.fill_in import build_model
     from textsift.models.mlm import pack_windows
+    from textsift.models.params import FillInParams
     from textsift.models.training import _fit
     from textsift.rng import torch_seed
 
@@ -657,9 +657,9 @@ def test_cuda_exact_index_matches_the_cpu(n_items: int, record_property) -> None
 @needs_device
 @pytest.mark.parametrize("bf16", [False, True])
 def test_cuda_fill_in_trains_and_fills(bf16: bool, record_property) -> None:
-    from textsift.config import FillInParams
     from textsift.mechanisms.datasifter.fill import FillOptions, fill_documents
     from textsift.models.fill_in import build_model, logits_at
+    from textsift.models.params import FillInParams
     from textsift.models.training import train_mlm
     from textsift.tokenize import words
 
@@ -687,7 +687,7 @@ def test_cuda_fill_in_trains_and_fills(bf16: bool, record_property) -> None:
 
 @needs_device
 def test_cuda_transformer_classifier_fine_tunes_and_predicts() -> None:
-    from textsift.config import TransformerClassifierParams
+    from textsift.evaluation.params import TransformerClassifierParams
     from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
     from textsift.models.detector_encoders import minilm_folder
 

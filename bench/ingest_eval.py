@@ -14,8 +14,8 @@ from pathlib import Path
 import yaml
 
 from bench.harness import Figure, cpu_device, timed
-from textsift.config import DemoCorpusParams
 from textsift.demo import generate_demo
+from textsift.ingest_params import DemoCorpusParams
 from textsift.runner import run_stage
 
 

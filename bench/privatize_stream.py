@@ -22,8 +22,8 @@ import pyarrow.parquet as pq
 import yaml
 
 from bench.harness import Figure, cpu_device
-from textsift.config import DemoCorpusParams
 from textsift.demo import iter_demo, write_demo_jsonl
+from textsift.ingest_params import DemoCorpusParams
 
 SETTING = {"kind": "redact", "spans": "gold", "style": "pseudonym"}
 _MEASURE = ("import resource, subprocess, sys; rc = subprocess.run(sys.argv[1:]).returncode; "

@@ -30,10 +30,10 @@ from prefect.cache_policies import NONE
 
 from bench.harness import Figure, cpu_device, timed
 from textsift import rng
-from textsift.config import DemoCorpusParams
 from textsift.corpus import atomic_path
 from textsift.demo import generate_demo
 from textsift.indexes.annoy_index import AnnoySearcher, build_annoy
+from textsift.ingest_params import DemoCorpusParams
 from textsift.mechanisms.metric_dp.embedders import StaticEmbedder
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, privatize_shard
 from textsift.tokenize import metric_dp_words

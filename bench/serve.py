@@ -26,8 +26,9 @@ import psutil
 
 from bench.harness import Figure, cpu_device
 from textsift import secret_key
-from textsift.config import DemoCorpusParams, load_params
+from textsift.config import load_params
 from textsift.demo import generate_demo
+from textsift.ingest_params import DemoCorpusParams
 from textsift.tracking import Tracker
 
 TOKEN = "bench-token-" + "x" * 20

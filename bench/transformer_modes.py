@@ -18,11 +18,12 @@ from scipy.stats import spearmanr
 
 from bench.harness import Figure, cpu_device, timed
 from textsift.budgets.sentence_encoder import load_sentence_encoder
-from textsift.config import TransformerClassifierParams, load_params
+from textsift.config import load_params
 from textsift.corpus import read_corpus
 from textsift.device import resolve_device, resolve_precision
 from textsift.embeddings.locate import model_folder
 from textsift.evaluation.feature_classifier import FeatureCache
+from textsift.evaluation.params import TransformerClassifierParams
 from textsift.evaluation.setting_utility import fine_tuned_probabilities, head_probabilities
 from textsift.evaluation.utility import score_probabilities
 

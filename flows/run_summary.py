@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 
 from textsift.catalog import path as catalog_path
-from textsift.config import SourceParams
 from textsift.evaluation.recommend import epsilon_text
+from textsift.ingest_params import SourceParams
 
 ARTIFACT_KEY = "textsift-pipeline"
 FRONTIER = catalog_path("frontier")

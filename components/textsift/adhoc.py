@@ -31,12 +31,13 @@ from textsift.chunked import (
     output_file,
     plan,
 )
-from textsift.config import Params, SourceParams, load_params
+from textsift.config import Params, load_params
 from textsift.corpus import Rejects, spans_to_python, write_table
 from textsift.corpus_building import build_corpus, ingest_metrics
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
 from textsift.evaluation.utility import score, train_tfidf_logreg
+from textsift.ingest_params import SourceParams
 from textsift.mechanisms.registry import mechanism
 from textsift.prerequisites import ensure
 from textsift.privatization.corpus import privatize_corpus

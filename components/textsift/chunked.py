@@ -41,10 +41,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from textsift.config import IngestParams, SourceParams
 from textsift.corpus import Rejects, atomic_path, remove_stale_temporaries
 from textsift.corpus_building import corpus_frame, count_metrics
 from textsift.errors import InputError
+from textsift.ingest_params import IngestParams, SourceParams
 from textsift.readers import read_records
 from textsift.shutdown import sigterm_exits
 from textsift.split import SPLITS, assign_splits

@@ -309,7 +309,7 @@ NO_LABEL_FIELD = "none"
 def _source(path: Path, fmt: str, text_field: str, label_field: str, id_field: str | None,
             spans_field: str | None):
     """The file source of an ad-hoc command; ``--label-field none`` means there is no label column."""
-    from textsift.config import SourceParams
+    from textsift.ingest_params import SourceParams
 
     label = None if label_field.strip().lower() == NO_LABEL_FIELD else label_field
     return SourceParams(kind="file", path=str(path), format=fmt, text_field=text_field, label_field=label,
@@ -452,8 +452,8 @@ def demo(
     seed: int = typer.Option(1234, help="seed"),
 ) -> None:
     """Write the seeded demo corpus (planted personal data with gold spans) as JSONL."""
-    from textsift.config import DemoCorpusParams
     from textsift.demo import generate_demo, write_demo_jsonl
+    from textsift.ingest_params import DemoCorpusParams
 
     records = generate_demo(DemoCorpusParams(n_docs=n_docs), seed)
     write_demo_jsonl(records, out)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from textsift.config import IngestParams
+from textsift.ingest_params import IngestParams
 from textsift.split import assign_splits
 from textsift.validation import REASONS, CleanRecord
 

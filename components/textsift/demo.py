@@ -31,8 +31,8 @@ from pathlib import Path
 
 from faker import Faker
 
-from textsift.config import DemoCorpusParams
 from textsift.corpus import RawRecord, Span, atomic_path
+from textsift.ingest_params import DemoCorpusParams
 from textsift.interests.synthetic import NONE, evidence_sentence, load_lexicon
 from textsift.rng import generator
 

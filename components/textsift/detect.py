@@ -29,13 +29,14 @@ import pyarrow as pa
 from textsift.adhoc import check_output, load_file, rejects_path
 from textsift.artifacts import DETECTOR_POINTER, INTERESTS_POINTER, detector_folder, interests_folder, read_pointer
 from textsift.chunked import Progress
-from textsift.config import NormalizeParams, SourceParams, load_params
+from textsift.config import load_params
 from textsift.corpus import Span, atomic_path, write_table
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import build_recognizers, run_recognizers, spans_of
 from textsift.device import resolve_device
 from textsift.errors import InputError
+from textsift.ingest_params import NormalizeParams, SourceParams
 from textsift.interests.io import load_interest_model
 from textsift.interests.training import InterestModel, infer
 from textsift.models.detector import Detector

@@ -27,12 +27,13 @@ from textsift.budgets.fit_store import vectors_table
 from textsift.budgets.sensitive_words import step_one
 from textsift.budgets.sentence_encoder import encode, load_sentence_encoder
 from textsift.catalog import path as catalog_path
-from textsift.config import Params, SourceParams, load_params
+from textsift.config import Params, load_params
 from textsift.corpus import Span, write_table
 from textsift.detect import detect
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
 from textsift.errors import ConfigError, InputError
+from textsift.ingest_params import SourceParams
 from textsift.prerequisites import ensure
 from textsift.releases import release_key
 from textsift.tracking import Tracker

@@ -18,8 +18,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
 
-from textsift.config import NormalizeParams
 from textsift.corpus import Span
+from textsift.ingest_params import NormalizeParams
 from textsift.tokenize import COMBINING_MARKS, HTML_BREAK
 
 _WHITESPACE = re.compile(r"\s+")

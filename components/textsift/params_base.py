@@ -24,3 +24,5 @@ class Frozen(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
+
+Probability = float  # documented alias; range is enforced with Field(ge=0, le=1)

@@ -29,9 +29,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from textsift.config import SourceParams
 from textsift.corpus import RawRecord, Span
 from textsift.errors import InputError
+from textsift.ingest_params import SourceParams
 
 log = logging.getLogger("textsift")
 _SURROGATE = re.compile("[\udc80-\udcff]")

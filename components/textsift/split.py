@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from textsift.config import SplitParams
+from textsift.ingest_params import SplitParams
 from textsift.rng import stable_key
 
 _STAGE = "split"

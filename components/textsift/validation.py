@@ -24,9 +24,9 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from textsift.config import IngestParams
 from textsift.corpus import RawRecord, Rejects, Span
 from textsift.errors import InputError
+from textsift.ingest_params import IngestParams
 from textsift.interests.synthetic import interest_categories
 from textsift.normalize import normalize_text, normalized_form
 

@@ -177,7 +177,7 @@ def test_detection_in_small_batches_reports_progress_and_finds_the_same_spans(
         first_run: dict, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """A long file reports progress by characters (``detect`` printed nothing for 7 minutes before)."""
     from textsift import detect as detect_module
-    from textsift.config import SourceParams
+    from textsift.ingest_params import SourceParams
 
     monkeypatch.setattr(detect_module, "BATCH_CHARS", 100)
     output = first_run["base"] / "batched.parquet"

@@ -14,9 +14,10 @@ import yaml
 from tests.conftest import tiny_params
 from textsift import adhoc, runner
 from textsift.chunked import ChunkWriter
-from textsift.config import SourceParams, parse_params
+from textsift.config import parse_params
 from textsift.corpus import REJECTS_SCHEMA
 from textsift.errors import ConfigError, InputError
+from textsift.ingest_params import SourceParams
 from textsift.validation import short_id
 
 SETTINGS = {

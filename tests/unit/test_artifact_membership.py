@@ -23,11 +23,12 @@ import pytest
 import torch
 from tokenizers import normalizers, pre_tokenizers
 
-from textsift.config import FillInParams, TfidfLogregParams
 from textsift.embeddings.sources import corpus_words
+from textsift.evaluation.params import TfidfLogregParams
 from textsift.evaluation.publishing import register_classifiers
 from textsift.evaluation.utility import as_frame, train_tfidf_logreg
 from textsift.models.fill_in import build_model
+from textsift.models.params import FillInParams
 from textsift.stages.build_indexes import output_selection
 from textsift.stages.train_fill_in import training_documents
 

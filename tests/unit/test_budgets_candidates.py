@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from textsift.budgets.candidates import _filler_ids, _windows, candidate_sentences, candidate_sets, neutral_fill
-from textsift.config import FillInParams
 from textsift.models.fill_in import FillInModel, build_model
+from textsift.models.params import FillInParams
 
 TEXTS = [
     "Alice Smith loved the screen, but the battery of her phone died in Paris after two days.",

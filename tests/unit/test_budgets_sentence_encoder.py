@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from textsift.budgets.sentence_encoder import SentenceEncoder, encode, load_sentence_encoder
-from textsift.config import FillInParams
 from textsift.errors import ConfigError
 from textsift.models.detector_encoders import minilm_folder
 from textsift.models.fill_in import build_model
+from textsift.models.params import FillInParams
 
 TEXTS = [
     "The hotel room was clean and the staff were friendly.",

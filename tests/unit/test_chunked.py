@@ -14,8 +14,8 @@ import yaml
 from tests.conftest import tiny_params
 from textsift import adhoc, chunked
 from textsift.chunked import combine_metrics
-from textsift.config import SourceParams
 from textsift.errors import InputError
+from textsift.ingest_params import SourceParams
 
 SETTINGS = {"privatize__settings": {
     "red": {"kind": "redact", "spans": "gold", "style": "pseudonym"},
@@ -166,7 +166,7 @@ SIGTERMED = """
 import os, signal, sys
 from pathlib import Path
 from textsift import adhoc
-from textsift.config import SourceParams
+from textsift.ingest_params import SourceParams
 
 real, calls = adhoc.privatize_corpus, []
 def stopped_on_the_second(*args, **kwargs):

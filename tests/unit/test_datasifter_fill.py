@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from textsift.config import FillInParams
 from textsift.mechanisms.datasifter.fill import FillOptions, encode, fill_documents, window_starts
 from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sampling import Candidates, choose
 from textsift.mechanisms.datasifter.sifter import sift
 from textsift.mechanisms.datasifter.wordlists import default_blacklist
 from textsift.models.fill_in import FillInModel, build_model
+from textsift.models.params import FillInParams
 from textsift.rng import generator
 from textsift.tokenize import words
 

@@ -11,9 +11,9 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from textsift.config import DemoCorpusParams, NormalizeParams, SourceParams
 from textsift.corpus import RawRecord
 from textsift.demo import SPAN_LABELS, entity_pools, generate_demo, write_demo_jsonl
+from textsift.ingest_params import DemoCorpusParams, NormalizeParams, SourceParams
 from textsift.interests.synthetic import NONE, filler_split, load_lexicon
 from textsift.normalize import normalize_text
 from textsift.readers import read_records

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from textsift import rng
-from textsift.config import EmbeddingSourceParams
 from textsift.embeddings.bert import ContextualEncoder, load_bert
 from textsift.embeddings.locate import model_folder
 from textsift.embeddings.sources import contextual_pairs, static_vectors
 from textsift.errors import ConfigError, InputError, StageError
+from textsift.indexes.params import EmbeddingSourceParams
 from textsift.indexes.projection import project_vocabulary
 from textsift.indexes.store import load_index, save_index
 from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder

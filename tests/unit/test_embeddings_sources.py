@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from textsift import rng
-from textsift.config import EmbeddingSourceParams
 from textsift.corpus import Span
 from textsift.embeddings.gensim_vectors import load_vectors_file, train_vectors
 from textsift.embeddings.sources import corpus_words, static_vectors, training_sentences
 from textsift.embeddings.vectors import WordVectors
 from textsift.errors import ConfigError, InputError
+from textsift.indexes.params import EmbeddingSourceParams
 from textsift.indexes.projection import project_vocabulary
 from textsift.indexes.vocabulary import document_frequencies, select_outputs
 from textsift.stages.build_indexes import index_manifest

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from textsift.config import FillInParams
 from textsift.corpus import Span
 from textsift.mechanisms.datasifter.fill import FillOptions, fill_documents
 from textsift.models.fill_in import build_model, continue_from, load_fill_in
 from textsift.models.loading import hf_folders as hf_dirs
 from textsift.models.mlm import IGNORE, mask_for_mlm, pack_windows
+from textsift.models.params import FillInParams
 from textsift.models.training import train_mlm
 from textsift.models.wordpiece import SPECIAL_TOKENS, learn_vocab, train_wordpiece
 from textsift.tokenize import words

@@ -19,9 +19,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzzing import fuzz
-from textsift.config import SourceParams
 from textsift.corpus import RawRecord
 from textsift.errors import InputError
+from textsift.ingest_params import SourceParams
 from textsift.readers import read_records
 
 FORMATS = ("csv", "tsv", "jsonl", "conll", "txt")

@@ -10,9 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from textsift import rng
-from textsift.config import EmbeddingSourceParams
 from textsift.corpus import Span
 from textsift.errors import ConfigError
+from textsift.indexes.params import EmbeddingSourceParams
 from textsift.indexes.projection import project_vocabulary
 from textsift.indexes.vocabulary import document_frequencies, private_words, require_outputs, select_outputs
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from textsift import rng
-from textsift.config import GeometryParams
 from textsift.evaluation.geometry import geometry_report, knn_distances, metric_suffix
 from textsift.evaluation.plots_geometry import geometry_plots
 from textsift.indexes.exact_index import ExactSearcher
+from textsift.indexes.params import GeometryParams
 
 M = 10
 PARAMS = GeometryParams(epsilons=[0.5, 5, 1e6], k_list=[1, 3, 10, 500], draws=50, vocab_sample=20)

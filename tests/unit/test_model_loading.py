@@ -7,8 +7,8 @@ from pathlib import Path
 
 import torch
 
-from textsift.config import FillInParams
 from textsift.models.fill_in import build_model, load_fill_in
+from textsift.models.params import FillInParams
 
 TINY = FillInParams(vocab_size=120, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64, max_length=32)
 

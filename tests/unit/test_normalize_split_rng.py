@@ -6,8 +6,8 @@ from collections import Counter
 
 import numpy as np
 
-from textsift.config import NormalizeParams, SplitParams
 from textsift.corpus import Span
+from textsift.ingest_params import NormalizeParams, SplitParams
 from textsift.normalize import normalize_text
 from textsift.rng import generator, stable_key
 from textsift.split import assign_splits

@@ -21,13 +21,14 @@ import yaml
 
 from tests.conftest import tiny_params
 from textsift import rng
-from textsift.config import IngestParams, NormalizeParams, SourceParams, parse_params
+from textsift.config import parse_params
 from textsift.corpus import RawRecord, Span
 from textsift.detect import detect, detect_file
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection, Recognizer
 from textsift.detection.recognizers.build import run_recognizers, spans_of
 from textsift.detection.recognizers.patterns import PatternRecognizer
+from textsift.ingest_params import IngestParams, NormalizeParams, SourceParams
 from textsift.mechanisms.base import Documents
 from textsift.mechanisms.metric_dp.embedders import StaticEmbedder
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, privatize_shard

@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from textsift.config import IngestParams, SourceParams
 from textsift.corpus import Span
 from textsift.errors import InputError
+from textsift.ingest_params import IngestParams, SourceParams
 from textsift.readers import detect_format, read_records
 from textsift.validation import validate_records
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from textsift.config import NormalizeParams, parse_params
+from textsift.config import parse_params
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import build_recognizers, run_recognizers
 from textsift.detection.recognizers.merge import merge_detections
 from textsift.detection.recognizers.patterns import PatternRecognizer, find_patterns, iban_valid, luhn_valid
 from textsift.errors import ConfigError
+from textsift.ingest_params import NormalizeParams
 
 TEXT = ("Mail ann.lee@example.co.uk or see https://example.com/a?b=1. Call +44 20 7946 0958 or (555) 123-4567. "
         "IBAN GB82 WEST 1234 5698 7654 32, card 4111 1111 1111 1111, born 12/03/1981 and on March 3rd, 2020; "

@@ -8,8 +8,8 @@ import math
 import pandas as pd
 import pytest
 
-from textsift.config import RecommendParams
 from textsift.evaluation.frontier import frontier_table
+from textsift.evaluation.params import RecommendParams
 from textsift.evaluation.recommend import embedding_rule_text, judge_embeddings, privacy_risk, ranked, recommend
 
 NAN = math.nan

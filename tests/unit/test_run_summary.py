@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 from flows.run_summary import frontier_table, mlflow_run_link, parent_run_name, summary_markdown
-from textsift.config import SourceParams
+from textsift.ingest_params import SourceParams
 
 
 def test_run_name_says_when_and_which_corpus_without_its_folders() -> None:

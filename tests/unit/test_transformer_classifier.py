@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from textsift.config import TransformerClassifierParams
+from textsift.evaluation.params import TransformerClassifierParams
 from textsift.evaluation.setting_utility import with_majority
 from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
 from textsift.evaluation.utility import score_probabilities

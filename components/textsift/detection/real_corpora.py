@@ -21,10 +21,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from textsift.config import SourceParams
 from textsift.corpus import Span
 from textsift.detection.synthetic import LabelledText
 from textsift.errors import InputError
+from textsift.ingest_params import SourceParams
 from textsift.readers import _read_bytes, read_records
 
 BTC_FILES = {"train": "train.conll.gz", "validation": "dev.conll", "test": "test.conll"}

@@ -16,13 +16,13 @@ import numpy as np
 
 from textsift import rng
 from textsift.artifacts import ArtifactSource
-from textsift.config import EmbeddingSourceParams
 from textsift.embeddings.bert import ContextualEncoder, load_bert, static_table
 from textsift.embeddings.gensim_vectors import load_vectors_file, train_vectors
 from textsift.embeddings.glove import load_glove
 from textsift.embeddings.locate import model_folder
 from textsift.embeddings.vectors import WordVectors
 from textsift.errors import ConfigError
+from textsift.indexes.params import EmbeddingSourceParams
 from textsift.tokenize import metric_dp_phrases, metric_dp_words
 
 PAIR_DOCS_PER_CALL = 256

@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from textsift.config import BootstrapParams, InterestAttackParams
 from textsift.corpus import Span, spans_to_python
 from textsift.detection.params import identifier_group
 from textsift.device import Resolved, precision_autocast, resolve_device, resolve_precision
 from textsift.evaluation.bootstrap import ratio_interval
+from textsift.evaluation.params import BootstrapParams, InterestAttackParams
 from textsift.evaluation.privacy import attacker_flags, attacker_recall, cross_document_flags, cross_document_rate
 from textsift.evaluation.reidentification import (
     Reidentifier,

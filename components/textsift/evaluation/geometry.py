@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from textsift import rng
-from textsift.config import GeometryParams
 from textsift.indexes.exact_index import ExactSearcher
+from textsift.indexes.params import GeometryParams
 from textsift.indexes.store import Searcher
 from textsift.mechanisms.metric_dp.noise import sample_noise
 

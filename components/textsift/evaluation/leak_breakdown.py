@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from textsift.config import BootstrapParams
 from textsift.evaluation.leaks import ALL, leak_table
+from textsift.evaluation.params import BootstrapParams
 
 
 def leak_breakdown(counts: Mapping[str, Sequence[Mapping[str, Mapping[str, int]]]], options: BootstrapParams,

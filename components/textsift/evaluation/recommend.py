@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from textsift.config import RecommendParams
 from textsift.evaluation.frontier import REFERENCE, pareto_flags
+from textsift.evaluation.params import RecommendParams
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 
 from textsift.budgets.sentence_encoder import load_sentence_encoder
-from textsift.config import TransformerClassifierParams
 from textsift.device import resolve_device, resolve_precision
 from textsift.embeddings.locate import model_folder
 from textsift.evaluation.bootstrap import utility_intervals
 from textsift.evaluation.feature_classifier import FeatureCache, train_head
+from textsift.evaluation.params import TransformerClassifierParams
 from textsift.evaluation.transformer_classifier import fine_tune, predict_proba
 from textsift.evaluation.utility import UTILITY_METRICS, as_frame, score_probabilities, train_tfidf_logreg
 from textsift.rng import generator

@@ -23,8 +23,8 @@ import torch
 from torch import nn
 from transformers import AutoTokenizer, BertModel, PreTrainedTokenizerFast
 
-from textsift.config import TransformerClassifierParams
 from textsift.device import autocast, global_torch_rng
+from textsift.evaluation.params import TransformerClassifierParams
 from textsift.models.detector_encoders import keep_layers
 from textsift.models.loading import hf_folders, isolated_bert, load_pretrained
 from textsift.models.schedule import warmup_then_decay

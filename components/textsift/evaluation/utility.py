@@ -15,7 +15,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 from sklearn.pipeline import Pipeline
 
-from textsift.config import TfidfLogregParams
+from textsift.evaluation.params import TfidfLogregParams
 from textsift.rng import stable_key
 
 UTILITY_METRICS = ("accuracy", "macro_f1", "roc_auc")

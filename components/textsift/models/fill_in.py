@@ -16,11 +16,11 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
 
-from textsift.config import FillInParams
 from textsift.device import global_torch_rng
 from textsift.errors import StageError
 from textsift.indexes.vocabulary import CharSpan
 from textsift.models.loading import hf_folders, load_pretrained
+from textsift.models.params import FillInParams
 from textsift.models.wordpiece import train_wordpiece
 
 INIT_STD = 0.02  # BERT's initializer_range: the std of every freshly initialized weight

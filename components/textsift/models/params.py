@@ -69,3 +69,33 @@ class DetectorParams(Frozen):
         if 2 * self.stride > self.max_length - 2:
             raise ValueError("detector.stride must be at most half the window body (max_length - 2)")
         return self
+
+
+class FillInParams(Frozen):
+    """The corpus-trained masked LM of DataSifterText (METHODS.md §1.1), stage train_fill_in."""
+
+    init_from: str | None = Field(None, description="local checkpoint folder to continue MLM training from")
+    vocab_size: int = Field(8000, ge=100, description="WordPiece vocabulary trained on the training split")
+    min_doc_freq: int = Field(
+        5, ge=1,
+        description="the WordPiece vocabulary (published with the model) is learned only from words used outside "
+                    "privacy spans by at least this many distinct training documents; other words only give "
+                    "their characters, span text nothing")
+    hidden_size: int = Field(256, ge=16)
+    num_layers: int = Field(4, ge=1)
+    num_heads: int = Field(4, ge=1)
+    intermediate_size: int = Field(1024, ge=16)
+    max_length: int = Field(128, ge=16, description="tokens per window")
+    epochs: float = Field(3.0, gt=0)
+    batch_size: int = Field(32, ge=1)
+    learning_rate: float = Field(5e-4, gt=0)
+    warmup_fraction: float = Field(0.06, ge=0, lt=1)
+    mask_probability: float = Field(0.15, gt=0, lt=1)
+    mixed_precision: bool = Field(True, description="bf16 autocast on CUDA")
+    validation_fraction: float = Field(0.1, gt=0, lt=1, description="held-out windows for MLM loss")
+
+    @model_validator(mode="after")
+    def _heads_divide_hidden(self) -> FillInParams:
+        if self.hidden_size % self.num_heads:
+            raise ValueError("fill_in.hidden_size must be a multiple of fill_in.num_heads")
+        return self

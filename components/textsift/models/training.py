@@ -20,11 +20,11 @@ import numpy as np
 import torch
 from torch.optim.lr_scheduler import LambdaLR
 
-from textsift.config import FillInParams
 from textsift.device import TorchStream, autocast
 from textsift.errors import InputError
 from textsift.models.fill_in import FillInModel
 from textsift.models.mlm import mask_for_mlm, pack_windows
+from textsift.models.params import FillInParams
 from textsift.rng import generator, torch_seed
 
 log = logging.getLogger("textsift")

@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from textsift import quality, rng
-from textsift.config import EmbeddingSourceParams
 from textsift.corpus import atomic_dir, spans_to_python
 from textsift.device import resolve_device
 from textsift.embeddings.bert import ContextualEncoder, load_bert
@@ -32,6 +31,7 @@ from textsift.embeddings.vectors import lookup_key, vocab_sha256
 from textsift.errors import StageError
 from textsift.evaluation.geometry import geometry_report
 from textsift.evaluation.plots_geometry import geometry_plots
+from textsift.indexes.params import EmbeddingSourceParams
 from textsift.indexes.projection import ProjectedVocabulary, project_vocabulary
 from textsift.indexes.store import MANIFEST, load_index, save_index
 from textsift.indexes.vocabulary import (

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from textsift.config import NormalizeParams
 from textsift.corpus import Span
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection, Recognizer
@@ -13,6 +12,7 @@ from textsift.detection.recognizers.merge import analyze
 from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.detection.recognizers.patterns import PatternRecognizer
 from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
+from textsift.ingest_params import NormalizeParams
 from textsift.models.detector import Detector
 
 

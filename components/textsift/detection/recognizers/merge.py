@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from textsift.config import NormalizeParams
 from textsift.detection.params import ENTITY_TYPES
 from textsift.detection.recognizers.base import Detection, Recognizer
+from textsift.ingest_params import NormalizeParams
 from textsift.normalize import TextView, model_view, to_original
 
 

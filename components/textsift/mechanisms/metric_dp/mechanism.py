@@ -19,11 +19,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from textsift import rng
-from textsift.config import GeometryParams
 from textsift.corpus import Span
 from textsift.embeddings.bert import ContextualEncoder, load_bert
 from textsift.errors import ConfigError
 from textsift.evaluation.geometry import deniability, sample_items
+from textsift.indexes.params import GeometryParams
 from textsift.indexes.store import LoadedIndex
 from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
 from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, static_embedder
