@@ -16,6 +16,7 @@ re-run every stage.
 from __future__ import annotations
 
 import ast
+import threading
 from functools import cache
 from pathlib import Path
 
@@ -25,6 +26,9 @@ ROOT = Path(__file__).resolve().parent  # the installed package folder: componen
 ORCHESTRATION = frozenset({"textsift.registry", "textsift.stage_cache", "textsift.dvc_render", "textsift.datasets",
                            "textsift.tracking", "textsift.locks", "textsift.telemetry", "textsift.code_deps"})
 DATA_SUFFIXES = (".txt", ".json", ".yaml", ".csv")
+# CPython 3.11's AST constructor is not safe across threads: two stage tasks computing their deps at once on the
+# thread runner failed with "SystemError: AST constructor recursion depth mismatch" (seen in a fresh-clone make run)
+_PARSE_LOCK = threading.Lock()
 
 
 def module_path(module: str) -> Path | None:
@@ -52,7 +56,9 @@ def imports_of(module: str) -> frozenset[str]:
         return frozenset()
     is_package = path.name == "__init__.py"
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    with _PARSE_LOCK:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
