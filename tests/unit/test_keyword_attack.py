@@ -14,7 +14,7 @@ from textsift.evaluation.keyword_attack import (
     train_attackers,
     train_noise_aware_attackers,
 )
-from textsift.quality import check_embeddings
+from textsift.quality.embeddings import check_embeddings
 
 N, DIM = 400, 16
 

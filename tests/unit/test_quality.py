@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from textsift.errors import QualityError
-from textsift.quality import check_corpus, check_metrics
+from textsift.quality.suites import check_corpus, check_metrics
 
 FRACTIONS = {"train": 0.7, "validation": 0.1, "test": 0.2}
 LABELS = {"pos", "neg"}

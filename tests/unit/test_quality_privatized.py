@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from textsift.errors import QualityError
-from textsift.quality import check_privatized
+from textsift.quality.privatized import check_privatized
 
 
 @pytest.fixture

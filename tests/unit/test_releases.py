@@ -96,7 +96,7 @@ def test_the_oracle_figure_confirms_names_only_through_a_service_that_repeats_pu
     from textsift.corpus import Span
     from textsift.mechanisms.redact.mechanism import Redaction
     from textsift.privatization import attacks as privatize_attacks
-    from textsift.serving import served_privatize
+    from textsift.serving.service import served_privatize
 
     names = ["Ann Lee", "Bo Chan", "Cy Diaz", "Di Eno"]
     texts = [f"{n} called about the bill." for n in names]

@@ -10,8 +10,8 @@ import pytest
 
 from textsift.mechanisms.redact.mechanism import Redaction
 from textsift.mechanisms.redact.params import RedactSetting
-from textsift.serving import servable
 from textsift.serving.guard import AuditLog, RateLimit, token_digest
+from textsift.serving.service import servable
 
 
 class Clock:

@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from textsift import quality
 from textsift.budgets.fit import classify
 from textsift.budgets.fit_store import load_rows
 from textsift.budgets.publish import selection_metric
@@ -48,6 +47,8 @@ from textsift.evaluation.keyword_attack import targets as attack_targets
 from textsift.evaluation.plots import embedding_dp_png
 from textsift.evaluation.recommend import judge_embeddings
 from textsift.evaluation.utility import UTILITY_METRICS, score_probabilities
+from textsift.quality.embeddings import check_embeddings
+from textsift.quality.suites import check_metrics
 from textsift.rng import generator
 from textsift.stage_context import StageContext
 
@@ -118,7 +119,7 @@ def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, floa
     published: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for key in sorted(settings):
         frame = ctx.load("noisy_embeddings", key)
-        quality.check_embeddings(fit, frame, basis.shape[1], name=f"evaluate_input_{key}").raise_if_failed()
+        check_embeddings(fit, frame, basis.shape[1], name=f"evaluate_input_{key}").raise_if_failed()
         described = ctx.load("embedding_manifest", key)
         x, scale = _matrix(frame, "embedding"), np.asarray(described["laplace_scale"], dtype=np.float64)
         noise_attackers = train_noise_aware_attackers(clean, train, attacked, scale, generator(seed, NOISE_STAGE, key),
@@ -142,7 +143,7 @@ def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, floa
     table = table.merge(judge_embeddings(table, ctx.params.evaluate.recommend), on="setting", how="left")
     flat = {f"embedding.{row['setting']}.{column}": float(row[column]) for _, row in table.iterrows()
             for column in METRIC_COLUMNS if column in row and not _nan(row[column])}
-    quality.check_metrics(flat, name="evaluate_embedding_metrics",
+    check_metrics(flat, name="evaluate_embedding_metrics",
                           unit_interval=(*UTILITY_METRICS, "accuracy", "f1", "auc", "all", "kept", "filled", "gain",
                                          "solved", "privacy_risk")).raise_if_failed()
     png = embedding_dp_png(table[~table["setting"].isin(REFERENCES)], table[table["setting"].isin(REFERENCES)],

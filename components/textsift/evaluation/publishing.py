@@ -39,7 +39,7 @@ from textsift.evaluation.report import render_report
 from textsift.evaluation.setting_utility import CLASSIFIER
 from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS
 from textsift.mechanisms.registry import mechanism
-from textsift.serving import serving_refusal
+from textsift.serving.service import serving_refusal
 from textsift.stage_cache import content_digest
 from textsift.stage_context import StageContext
 from textsift.tracking import git_commit

@@ -11,7 +11,7 @@ dictionary attacker: the corpus's gold person names as candidates, a name confir
 recomputed pseudonym is in the published document (``attack.dictionary.*``). A served setting also gets the oracle
 attacker, who holds an API token: it sends "My name is <candidate>." under a published document's id for every
 candidate name and looks for the answer's stand-in in that published document (``attack.oracle.*``), through the
-very code the service runs (:func:`textsift.serving.served_privatize`), and is judged as it is served: the
+very code the service runs (:func:`textsift.serving.service.served_privatize`), and is judged as it is served: the
 gold-span leak of the service's answers on the test documents (``served.leak.rate``, by type and identifier group),
 since a request carries no gold spans (a ``spans: both`` setting releases a corpus with gold + detected spans
 replaced, and serves detected spans only).
@@ -29,7 +29,7 @@ from textsift.mechanisms.redact.redactor import pseudonym_of
 from textsift.mechanisms.registry import mechanism
 from textsift.rng import Key
 from textsift.secret_key import SecretKey
-from textsift.serving import servable, served_key, served_privatize
+from textsift.serving.service import servable, served_key, served_privatize
 
 PERSON_LABELS = ("PERSON", "NAME")
 ORACLE_DOCUMENTS = 20  # published documents the oracle probes (every candidate name each): 20 x names requests

@@ -26,8 +26,8 @@ from textsift import secret_key
 from textsift.config import parse_params
 from textsift.errors import ConfigError, InputError
 from textsift.mechanisms.registry import mechanism
-from textsift.serving import servable, served_key, served_privatize
 from textsift.serving.resources import ServedResources
+from textsift.serving.service import servable, served_key, served_privatize
 from textsift.shutdown import sigterm_exits
 
 SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from textsift import quality, rng
+from textsift import rng
 from textsift.corpus import atomic_dir, spans_to_python
 from textsift.device import resolve_device
 from textsift.embeddings.bert import ContextualEncoder, load_bert
@@ -41,6 +41,7 @@ from textsift.indexes.vocabulary import (
     require_outputs,
     select_outputs,
 )
+from textsift.quality.suites import check_corpus
 from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
@@ -142,7 +143,7 @@ def run(ctx: StageContext) -> None:
         raise StageError(f"build_indexes: no source {name!r} in indexes.sources ({', '.join(sources) or 'none'})")
     source, started = sources[name], time.perf_counter()
     corpus = ctx.load("corpus")
-    quality.check_corpus(corpus, name="build_indexes_input").raise_if_failed()
+    check_corpus(corpus, name="build_indexes_input").raise_if_failed()
     device = resolve_device(ctx.params.device)
     words, vectors, lowercase = index_items(ctx, name, corpus, device)
     if len(words) < 2:

@@ -19,12 +19,12 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from textsift import quality
 from textsift.corpus import Span, spans_to_python
 from textsift.detection.corpus_spans import detect_corpus, write_detected
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.scoring import detection_scores
 from textsift.detection.training_data import real_test_sets
+from textsift.quality.suites import check_corpus
 from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
@@ -75,7 +75,7 @@ def corpus_figures(ctx: StageContext, corpus: pd.DataFrame, detections: Sequence
 def run(ctx: StageContext) -> None:
     """Detect over the corpus, write the spans, score the recognizer set on real text."""
     corpus = ctx.load("corpus")
-    quality.check_corpus(corpus, name="detect_input").raise_if_failed()
+    check_corpus(corpus, name="detect_input").raise_if_failed()
     texts = corpus["text"].tolist()
     started = time.perf_counter()
     detections = detect_corpus(ctx, texts)

@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from textsift import quality
 from textsift.budgets.allocation import laplace_scale, noise_names, unit_laplace
 from textsift.budgets.fit_store import load_basis, vectors_table
 from textsift.budgets.publish import Split, choose_shape, epsilon_for, manifest, noisy
 from textsift.errors import ConfigError
 from textsift.evaluation.outsider import denoise_error_ratio
+from textsift.quality.embeddings import check_embeddings
 from textsift.releases import release_key
 from textsift.stage_context import StageContext
 
@@ -79,7 +79,7 @@ def run(ctx: StageContext) -> None:
                                validation if validation.ids else train, ctx.params.embedding_dp.relevance, seed)
     epsilon_d = epsilon_for(setting, sensitivity, relevance, shape)
     published = noisy(everything, sensitivity, epsilon_d)
-    quality.check_embeddings(rows, rows.assign(embedding=list(published)), x.shape[1],
+    check_embeddings(rows, rows.assign(embedding=list(published)), x.shape[1],
                              name=f"embedding_dp_{key}").raise_if_failed()
     ctx.save("noisy_embeddings", vectors_table(rows, {"embedding": published}))
     ctx.save("embedding_manifest", manifest(key, setting, shape, sensitivity, epsilon_d,

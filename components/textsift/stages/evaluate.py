@@ -20,7 +20,6 @@ from typing import Any
 
 import pandas as pd
 
-from textsift import quality
 from textsift.corpus import spans_to_python
 from textsift.evaluation.attackers import Attackers
 from textsift.evaluation.embedding_sets import evaluate_embeddings
@@ -46,6 +45,8 @@ from textsift.evaluation.setting_utility import (
 )
 from textsift.evaluation.utility import UTILITY_METRICS
 from textsift.mechanisms.registry import mechanism
+from textsift.quality.privatized import check_privatized
+from textsift.quality.suites import check_corpus, check_metrics
 from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
@@ -76,7 +77,7 @@ def _score_corpora(ctx: StageContext, corpus: pd.DataFrame, clf: Any, attackers:
     everything, everything_spans = corpus["text"].tolist(), [spans_to_python(s) for s in corpus["spans"]]
     for key in sorted(ctx.params.privatize.settings):
         privatized = ctx.load("privatized", key)  # the one read of this corpus
-        quality.check_privatized(corpus, privatized, name=f"evaluate_input_{key}").raise_if_failed()
+        check_privatized(corpus, privatized, name=f"evaluate_input_{key}").raise_if_failed()
         private_test = split(privatized, "test")
         scored.models[key], setting_rows = evaluate_setting(
             key, split(privatized, "train"), {"privatized": private_test, "original": test}, ctx, clf)
@@ -96,7 +97,7 @@ def _score_corpora(ctx: StageContext, corpus: pd.DataFrame, clf: Any, attackers:
 def _utility_table(ctx: StageContext, rows: list[dict[str, Any]], test: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """Check, log and write the utility table (with drops and the majority baseline); it and the nested metrics."""
     flat, nested = utility_metrics(rows)
-    report = quality.check_metrics(flat, name="evaluate_metrics", unit_interval=UTILITY_METRICS)
+    report = check_metrics(flat, name="evaluate_metrics", unit_interval=UTILITY_METRICS)
     report.raise_if_failed()
     ctx.log_metrics({**flat, **report.to_metrics()})
     utility = with_majority(with_drops(pd.DataFrame(rows)), test["label"])
@@ -114,7 +115,7 @@ def run(ctx: StageContext) -> None:
     """Evaluate the original corpus and every privatized one; write the utility, leak, frontier and embedding
     tables, ``metrics/evaluate*.json`` and the report; log per-setting MLflow runs and register classifiers."""
     corpus = ctx.load("corpus")
-    quality.check_corpus(corpus, name="evaluate_input").raise_if_failed()
+    check_corpus(corpus, name="evaluate_input").raise_if_failed()
     test = split(corpus, "test")
     scored = _score_corpora(ctx, corpus, transformer(ctx), Attackers.load(ctx, test, split(corpus, "train")))
     utility, nested = _utility_table(ctx, scored.rows, test)

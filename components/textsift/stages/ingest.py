@@ -14,12 +14,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from textsift import quality
 from textsift.catalog import path as catalog_path
 from textsift.config import Params
 from textsift.corpus import RawRecord
 from textsift.corpus_building import build_corpus, ingest_metrics
 from textsift.demo import generate_demo
+from textsift.quality.suites import check_corpus
 from textsift.readers import read_records
 from textsift.stage_context import StageContext
 from textsift.validation import check_reject_fraction, validate_records
@@ -48,7 +48,7 @@ def run(ctx: StageContext) -> None:
     check_reject_fraction(rejects, total, params.ingest.max_reject_fraction, catalog_path("rejects"))
     frame = build_corpus(clean, params.ingest, params.seed)
     split = params.ingest.split
-    report = quality.check_corpus(
+    report = check_corpus(
         frame,
         split_fractions={"train": 1 - split.validation - split.test, "validation": split.validation,
                          "test": split.test},

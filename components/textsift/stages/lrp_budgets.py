@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from textsift import quality
 from textsift.budgets.fit import classify, fit_relevance, word_spreads
 from textsift.budgets.fit_store import budgets_file, embeddings_table, save_fit
 from textsift.budgets.sensitive_words import random_words, sample_words, step_one
@@ -34,6 +33,8 @@ from textsift.embeddings.locate import model_folder
 from textsift.errors import StageError
 from textsift.evaluation.utility import score_probabilities
 from textsift.models.fill_in import load_fill_in
+from textsift.quality.embeddings import check_embeddings
+from textsift.quality.suites import check_corpus, check_metrics
 from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
@@ -107,7 +108,7 @@ def run(ctx: StageContext) -> None:
     """
     params = ctx.params.embedding_dp
     corpus = ctx.load("corpus")
-    quality.check_corpus(corpus, name="lrp_budgets_input").raise_if_failed()
+    check_corpus(corpus, name="lrp_budgets_input").raise_if_failed()
     spans = sensitive_spans(ctx, corpus)
     step1 = [step_one(t, s, params.replace_labels, params.filler) for t, s in zip(corpus["text"], spans, strict=True)]
     encoder = load_sentence_encoder(model_folder(params.encoder, ctx.root, ctx.tracker, "embedding_dp.encoder"),
@@ -122,7 +123,7 @@ def run(ctx: StageContext) -> None:
     table = embeddings_table(corpus, basis, clean, spans)
     frame = table.select(["doc_id", "split", "label", "embedding", "clean"]).to_pandas()
     for column in ("embedding", "clean"):
-        quality.check_embeddings(corpus, frame, encoder.dim, column=column,
+        check_embeddings(corpus, frame, encoder.dim, column=column,
                                  name=f"lrp_budgets_{column}").raise_if_failed()
     save_fit(ctx.output("budgets"), table, delta, fit.train_relevance, published)
     metrics = {"documents": float(len(corpus)), "dim": float(encoder.dim),
@@ -130,7 +131,7 @@ def run(ctx: StageContext) -> None:
                **{f"clean.validation.{k}": v for k, v in clean_scores.items() if not np.isnan(v)},
                "encode.docs_per_s": 2 * len(corpus) / max(encode_seconds, 1e-9),
                "sensitivity.seconds": sensitivity_seconds}
-    report = quality.check_metrics(metrics, name="lrp_budgets_metrics", unit_interval=("accuracy", "f1", "auc"))
+    report = check_metrics(metrics, name="lrp_budgets_metrics", unit_interval=("accuracy", "f1", "auc"))
     report.raise_if_failed()
     ctx.save("lrp_budgets_metrics", metrics)
     ctx.log_metrics({**metrics, **report.to_metrics()})

@@ -20,7 +20,6 @@ import time
 
 import pandas as pd
 
-from textsift import quality
 from textsift.errors import StageError
 from textsift.evaluation.ledger import ledger_metrics, ledger_table
 from textsift.mechanisms.base import PrivatizeResult
@@ -30,8 +29,10 @@ from textsift.privatization.attacks import outsider_metrics
 from textsift.privatization.corpus import documents, privacy_metrics
 from textsift.privatization.resources import StageResources
 from textsift.privatization.shipping import ship_privatizer
+from textsift.quality.privatized import check_privatized
+from textsift.quality.suites import check_corpus
 from textsift.releases import release_key
-from textsift.serving import servable
+from textsift.serving.service import servable
 from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
@@ -61,14 +62,14 @@ def run(ctx: StageContext) -> None:
         raise StageError(f"privatize: no setting {key!r} in privatize.settings ({', '.join(settings) or 'none'})")
     setting = settings[key]
     corpus = ctx.load("corpus")
-    quality.check_corpus(corpus, name="privatize_input").raise_if_failed()
+    check_corpus(corpus, name="privatize_input").raise_if_failed()
     started, resources, docs, secret = time.perf_counter(), StageResources(ctx), documents(corpus), ctx.secret_key
     implementation = mechanism(setting.kind)
     drawn = release_key(secret, setting.kind, key, setting)  # this setting's own draws (textsift.releases)
     result = implementation.privatize(docs, setting, resources, drawn, vault=getattr(setting, "vault", False))
     seconds = time.perf_counter() - started
     output = corpus.assign(text=result.texts, spans=[[] for _ in result.texts], interest=None)  # truth stays private
-    report = quality.check_privatized(corpus, output, name="privatized_corpus")
+    report = check_privatized(corpus, output, name="privatized_corpus")
     report.raise_if_failed()
     metrics = {**{f"{setting.kind}.{k}": v for k, v in result.metrics.items()},
                **privacy_metrics(corpus, result.texts),

@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from textsift import quality, user_cache
+from textsift import user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.config import select
 from textsift.detection.gum import GUM_TYPES
@@ -45,6 +45,7 @@ from textsift.models.detector import Detector, detect
 from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import load_detector, save_detector
 from textsift.models.detector_training import TrainedDetector, continue_training, train_detector
+from textsift.quality.suites import check_corpus
 from textsift.rng import generator
 from textsift.stage_context import StageContext
 
@@ -218,7 +219,7 @@ def run(ctx: StageContext) -> None:
     """
     settings = ctx.params.detectors
     corpus = ctx.load("corpus")
-    quality.check_corpus(corpus, name="train_detectors_input").raise_if_failed()
+    check_corpus(corpus, name="train_detectors_input").raise_if_failed()
     silver = silver_applies(settings.data, corpus)
     teachers = (build_recognizers(DetectionParams(recognizers=list(settings.data.silver.teachers)), None)
                 if silver else None)  # spaCy is loaded only when it teaches

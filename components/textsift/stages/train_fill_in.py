@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from textsift import quality, user_cache
+from textsift import user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.corpus import spans_to_python
 from textsift.detection.recognizers.patterns import find_patterns
@@ -27,6 +27,7 @@ from textsift.device import resolve_device
 from textsift.indexes.vocabulary import CharSpan
 from textsift.models.fill_in import build_model, continue_from
 from textsift.models.training import train_mlm
+from textsift.quality.suites import check_corpus
 from textsift.rng import torch_seed
 from textsift.stage_context import StageContext
 
@@ -73,7 +74,7 @@ def run(ctx: StageContext) -> None:
     """
     params, fill = ctx.params, ctx.params.fill_in
     corpus = ctx.load("corpus")
-    quality.check_corpus(corpus, name="train_fill_in_input").raise_if_failed()
+    check_corpus(corpus, name="train_fill_in_input").raise_if_failed()
     texts, spans = training_documents(corpus)
     device = resolve_device(params.device)
     recipe = {"fill_in": fill.model_dump(mode="json"), "seed": params.seed, "device": device}

@@ -1,0 +1,39 @@
+"""Which settings ship as a served model, with which key, and what the service answers: the code the served
+privatizer runs and the attacks judge it by (:mod:`textsift.privatization.attacks`)."""
+
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
+from textsift.releases import SERVED, fresh_draw_name, release_key
+from textsift.secret_key import SecretKey
+
+
+def serving_refusal(implementation: Mechanism, setting: Any) -> str | None:
+    """Why a setting does not ship as a model, or None when it does: it must be per document, protect something in a
+    request and pack no corpus text (:meth:`~textsift.mechanisms.base.Mechanism.serving_refusal`)."""
+    if not implementation.per_document:
+        return "its output depends on other documents of the corpus"
+    return implementation.serving_refusal(setting)
+
+
+def servable(implementation: Mechanism, setting: Any) -> bool:
+    """Whether a setting ships as a model (no :func:`serving_refusal`)."""
+    return serving_refusal(implementation, setting) is None
+
+
+def served_key(secret: SecretKey, name: str, setting: Any) -> SecretKey:
+    """The key a served setting draws with: derived for serving (:data:`textsift.releases.SERVED`), so no answer
+    repeats a draw of the published corpus."""
+    return release_key(secret, setting.kind, name, setting, scope=SERVED)
+
+
+def served_privatize(implementation: Mechanism, setting: Any, resources: Resources, key: SecretKey,
+                     texts: Sequence[str], ids: Sequence[str]) -> PrivatizeResult:
+    """What the service answers for ``texts``: each row drawn under a fresh name (:func:`fresh_draw_name`: a client's
+    id keys nothing), no gold spans (a request carries none): the mechanism's result."""
+    docs = Documents(list(texts), list(ids), [[] for _ in texts], [fresh_draw_name() for _ in texts])
+    return implementation.privatize(docs, setting, resources, key)
