@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -39,3 +40,35 @@ def test_loading_a_classifier_from_the_fill_in_model_prints_no_load_report(tmp_p
     captured = capfd.readouterr()
     assert "LOAD REPORT" not in captured.err + captured.out
     assert "Loading weights" not in captured.err  # no progress bar per load
+
+
+def test_a_load_beside_a_task_holding_the_generator_lock_cannot_deadlock() -> None:
+    """Task A holds torch's generator lock around a load (the sentence encoder did); task B's load constructs modules,
+    which take that lock inside the load. With the load lock taken before the generator's, each held what the other
+    waited for (a flow run stopped for good)."""
+    import threading
+
+    from textsift.device import global_torch_rng
+    from textsift.models.loading import load_pretrained
+
+    b_inside_its_load = threading.Event()
+
+    def constructs_modules() -> str:
+        b_inside_its_load.set()
+        with global_torch_rng():
+            return "b"
+
+    def a() -> None:
+        with global_torch_rng():
+            b_inside_its_load.wait(1.0)  # the old order: B is inside its load, holding the load lock
+            done.append(load_pretrained(lambda: "a"))
+
+    done: list[str] = []
+    threads = [threading.Thread(target=a, daemon=True),
+               threading.Thread(target=lambda: done.append(load_pretrained(constructs_modules)), daemon=True)]
+    threads[0].start()
+    time.sleep(0.1)  # A holds the generator's lock
+    threads[1].start()
+    for thread in threads:
+        thread.join(timeout=20)
+    assert sorted(done) == ["a", "b"]

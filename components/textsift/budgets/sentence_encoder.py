@@ -22,7 +22,6 @@ import numpy as np
 import torch
 from transformers import AutoModel, AutoTokenizer
 
-from textsift.device import global_torch_rng
 from textsift.errors import ConfigError
 from textsift.models.loading import hf_folders, load_pretrained
 
@@ -64,8 +63,7 @@ def load_sentence_encoder(folder: Path, device: str) -> SentenceEncoder:
     """
     model_dir, tokenizer_dir = hf_folders(folder)
     tokenizer = load_pretrained(AutoTokenizer.from_pretrained, str(tokenizer_dir))
-    with global_torch_rng():  # a missing pooler (fill-in checkpoint) is drawn from torch's global RNG
-        model = load_pretrained(AutoModel.from_pretrained, str(model_dir))
+    model = load_pretrained(AutoModel.from_pretrained, str(model_dir))  # a missing pooler's draws isolated there
     return SentenceEncoder(tokenizer, model.to(device).eval(), device)
 
 

@@ -25,13 +25,20 @@ TOKENIZER_FILES = ("tokenizer.json", "vocab.txt")
 
 
 def load_pretrained(loader: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``loader(*args, **kwargs)`` (e.g. ``BertForMaskedLM.from_pretrained``) under the process-wide lock.
+    """``loader(*args, **kwargs)`` (e.g. ``BertForMaskedLM.from_pretrained``) under the process-wide lock, its
+    constructors' draws isolated from torch's shared generator (:func:`textsift.device.global_torch_rng`).
+
+    The generator's lock is taken first, always: a load that took the load lock and then, in a constructor, the
+    generator's, deadlocked beside a stage that held the generator's lock around its own load (two stage tasks
+    stopped for good in a flow run: a detector load beside the sentence encoder's).
 
     transformers' "LOAD REPORT" is silenced for the load: it lists, as a warning, the heads
     textsift adds or drops on purpose (a classifier on the fill-in encoder, the MLM head of a
     sentence encoder) in a table on every run.
     """
-    with _LOAD_LOCK:
+    from textsift.device import global_torch_rng
+
+    with global_torch_rng(), _LOAD_LOCK:
         level = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()
         try:
@@ -61,9 +68,6 @@ def hf_folders(root: str | Path) -> tuple[Path, Path]:
 
 
 def isolated_bert(folder: str | Path) -> Any:
-    """``BertModel.from_pretrained(folder)`` without a pooler, its constructor's random draws isolated from torch's
-    shared generator (:func:`textsift.device.global_torch_rng`); call it through :func:`load_pretrained`."""
-    from textsift.device import global_torch_rng
-
-    with global_torch_rng():
-        return BertModel.from_pretrained(str(folder), add_pooling_layer=False)
+    """``BertModel.from_pretrained(folder)`` without a pooler; call it through :func:`load_pretrained`, which isolates
+    its constructor's random draws from torch's shared generator."""
+    return BertModel.from_pretrained(str(folder), add_pooling_layer=False)
