@@ -263,8 +263,9 @@ def serve(
             _fail(err)
         typer.echo(f"serving {model} (setting {setting}, key {key.fingerprint}) on http://{host}:{port}/privatize")
         audit = audit_log if audit_log.is_absolute() else root.resolve() / audit_log
-        uvicorn.run(create_app(loaded, token, setting, key.fingerprint, max_bytes, max_records, rate_limit, audit),
-                    host=host, port=port, log_level="warning")
+        app_ = create_app(loaded, token, setting, key.fingerprint, max_bytes, max_records, rate_limit, audit,
+                          analyzer=loaded.unwrap_python_model().analyze)
+        uvicorn.run(app_, host=host, port=port, log_level="warning")
 
 
 @app.command()

@@ -563,7 +563,8 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     audit = tmp_path / "audit.jsonl"
-    app = create_app(model, token, setting, "fp", max_bytes=64_000, rate_limit=600, audit=audit)
+    app = create_app(model, token, setting, "fp", max_bytes=64_000, rate_limit=600, audit=audit,
+                     analyzer=model.unwrap_python_model().analyze)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -581,6 +582,12 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         assert [s != t for s, t in zip(served, corpus["text"], strict=True)] == [
             p != t for p, t in zip(published, corpus["text"], strict=True)]  # it redacts what the file's run does
         assert not [s for s, p, t in zip(served, published, corpus["text"], strict=True) if p != t and s == p]
+        analyzed = httpx.post(f"{url}/analyze", json={"records": records}, headers=auth, timeout=60)
+        assert analyzed.status_code == 200
+        found = [r["entities"] for r in analyzed.json()["records"]]  # what /privatize replaced, where, of what type
+        assert [bool(f) for f in found] == [s != t for s, t in zip(served, corpus["text"], strict=True)]
+        for entities, text in zip(found, corpus["text"], strict=True):
+            assert all(set(e) == {"start", "end", "type"} and text[e["start"]:e["end"]].strip() for e in entities)
         # the oracle: "My name is <candidate>." under a published document's id, every candidate for every document
         probes, _, by_id = _oracle_probes(root, 12)
         assert probes["true"].sum() >= 10
@@ -611,10 +618,10 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         assert httpx.get(f"{url}/health", timeout=30).json() == {"status": "ok", "setting": "red",
                                                                   "key_fingerprint": "fp"}
         metrics = httpx.get(f"{url}/metrics", timeout=30).text
-        assert f"textsift_documents_total {5 + len(asked)}" in metrics
+        assert f"textsift_documents_total {5 + 5 + len(asked)}" in metrics
         assert 'textsift_requests_total{status="401"} 1' in metrics
         lines = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
-        assert [line["status"] for line in lines].count(200) == 1 + len(range(0, len(asked), 200))
+        assert [line["status"] for line in lines].count(200) == 2 + len(range(0, len(asked), 200))
         assert {line["status"] for line in lines} >= {200, 401, 413, 429} and "Maria" not in audit.read_text()
         assert token not in audit.read_text() and not any(str(d) in audit.read_text() for d in corpus["doc_id"])
     finally:

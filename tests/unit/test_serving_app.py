@@ -96,3 +96,36 @@ def test_a_field_the_service_does_not_read_is_a_422_not_ignored(body: str, error
     client = _client()
     assert _post(client, body) == (422, {"error": error})
     assert _status_count(client, 200) == 0
+
+
+class _Span:
+    def __init__(self, start: int, end: int, label: str) -> None:
+        self.start, self.end, self.label = start, end, label
+
+
+def _capitalized(texts: list[str]) -> list[list[_Span]]:
+    """A stand-in analyzer: every capitalized word is a PERSON."""
+    import re
+
+    return [[_Span(m.start(), m.end(), "PERSON") for m in re.finditer(r"\b[A-Z][a-z]+", t)] for t in texts]
+
+
+def test_analyze_answers_the_entities_of_each_record_with_offsets_into_it_and_no_score() -> None:
+    client = TestClient(create_app(EchoModel(), TOKEN, "fake", "fp", analyzer=_capitalized))
+    status, answer = _post_to(client, "/analyze", '{"records": [{"id": "a", "text": "call Ann  at\\r\\nnoon"}, '
+                                                  '{"id": "b", "text": "no one"}]}')
+    assert status == 200 and answer == {"records": [{"id": "a", "entities": [{"start": 5, "end": 8, "type": "PERSON"}]},
+                                                    {"id": "b", "entities": []}]}
+    status, answer = _post_to(client, "/analyze", '{"records": [{"text": "' + SECRET + '", "entities": ["X"]}]}')
+    assert status == 422 and "Maria" not in answer["error"]  # the same validation as /privatize
+    assert client.post("/analyze", json={"records": [{"text": "x"}]}).status_code == 401
+
+
+def test_a_service_without_an_analyzer_says_so() -> None:
+    status, answer = _post_to(_client(), "/analyze", '{"records": [{"text": "fine"}]}')
+    assert (status, answer) == (404, {"error": "this service does not analyze: it serves /privatize only"})
+
+
+def _post_to(client: TestClient, route: str, body: str) -> tuple[int, dict]:
+    response = client.post(route, content=body.encode(), headers=HEADERS)
+    return response.status_code, response.json()

@@ -2,7 +2,10 @@
 
 ``POST /privatize`` takes ``{"records": [{"id": ..., "text": ...}, ...]}`` (``id`` optional: without it a
 document is keyed by a digest of its text) and answers ``{"records": [{"id", "text"[, "epsilon"]}]}`` in the
-same order. Requests that arrive while the model is busy are privatized together in one call
+same order. ``POST /analyze`` takes the same records and answers ``{"records": [{"id", "entities": [{"start", "end",
+"type"}]}]}``: what the served setting protects in each text, offsets into the text as sent, no scores
+(:meth:`textsift.serving.model.PrivatizerModel.analyze`). Requests that arrive while the model is busy are privatized
+together in one call
 (:mod:`textsift.serving.batching`: the same output as one by one). Every request needs ``Authorization: Bearer
 <token>``. A body over ``max_bytes`` is refused (413) before it is parsed, more than ``max_records`` records
 too (413); a body that is not such JSON gets 400, a field the service does not read (in the body or a record:
@@ -26,12 +29,14 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
+from starlette.concurrency import run_in_threadpool
 
 from textsift.errors import InputError
 from textsift.serving.batching import Batcher
@@ -145,9 +150,12 @@ def _records(body: bytes, max_records: int) -> list[dict[str, Any]] | JSONRespon
 
 
 def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes: int = MAX_BYTES,
-               max_records: int = MAX_RECORDS, rate_limit: int = RATE_LIMIT, audit: Path | None = None) -> FastAPI:
+               max_records: int = MAX_RECORDS, rate_limit: int = RATE_LIMIT, audit: Path | None = None,
+               analyzer: Callable[[list[str]], list[list[Any]]] | None = None) -> FastAPI:
     """The HTTP app around a loaded privatizer (``model.predict(frame)``, :mod:`textsift.serving.model`); at most
-    ``rate_limit`` records per token per minute (0: unlimited), one line per request in the ``audit`` file."""
+    ``rate_limit`` records per token per minute (0: unlimited), one line per request in the ``audit`` file.
+    ``analyzer`` (the model's ``analyze``: texts -> spans with ``start``, ``end``, ``label``) answers
+    ``POST /analyze``; without one that route says the service does not analyze."""
     if len(token) < 16:
         raise ValueError("the serving token must have at least 16 characters")
     app = FastAPI(title="textsift privatizer", docs_url=None, redoc_url=None, openapi_url=None)
@@ -171,7 +179,16 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
     def metrics() -> PlainTextResponse:
         return PlainTextResponse(counters.prometheus(batcher.calls))
 
-    async def answer(request: Request) -> Any:
+    async def privatized(frame: pd.DataFrame) -> pd.DataFrame:
+        return await batcher.submit(frame)  # joined with the requests that queued meanwhile
+
+    async def analyzed(frame: pd.DataFrame) -> list[dict[str, Any]]:
+        assert analyzer is not None
+        found = await run_in_threadpool(analyzer, frame["text"].tolist())
+        return [{"id": doc_id, "entities": [{"start": s.start, "end": s.end, "type": s.label} for s in spans]}
+                for doc_id, spans in zip(frame["id"], found, strict=True)]
+
+    async def answer(request: Request, run: Callable[[pd.DataFrame], Awaitable[Any]]) -> Any:
         if not hmac.compare_digest(request.headers.get("authorization", "").encode(), expected):
             return finish(_error(401, "missing or wrong bearer token"), authorised=False)
         declared = request.headers.get("content-length")
@@ -199,13 +216,14 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
             return finish(response, len(records))
         frame.insert(0, "id", [str(r["id"]) for r in records] if "id" in records[0] else row_ids(frame))
         started = time.perf_counter()
-        try:  # joined with the requests that queued meanwhile, off the event loop (health and metrics answer)
-            out = await batcher.submit(frame)
+        try:  # off the event loop (health and metrics answer meanwhile)
+            out = await run(frame)
         except InputError as err:
             return finish(_error(422, f"{type(err).__name__}: {err}"), len(records), started)
         except Exception as err:  # noqa: BLE001 - a server fault: its class only, never a message that could hold text
             return finish(_error(500, f"the privatizer failed ({type(err).__name__})"), len(records), started)
-        response = JSONResponse({"records": out.to_dict(orient="records")})  # rendered here: a failure is a 500
+        rows = out.to_dict(orient="records") if isinstance(out, pd.DataFrame) else out
+        response = JSONResponse({"records": rows})  # rendered here, past the model call: a failure is the server's
         with counters.lock:
             counters.documents += len(records)
             counters.seconds += time.perf_counter() - started
@@ -214,7 +232,16 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
     @app.post("/privatize")
     async def privatize(request: Request) -> Any:
         try:
-            return await answer(request)
+            return await answer(request, privatized)
+        except Exception as err:  # noqa: BLE001 - any other fault: JSON, counted, its class only (never its message)
+            return finish(_error(500, f"the server failed ({type(err).__name__})"))
+
+    @app.post("/analyze")
+    async def analyze(request: Request) -> Any:
+        if analyzer is None:
+            return finish(_error(404, "this service does not analyze: it serves /privatize only"))
+        try:
+            return await answer(request, analyzed)
         except Exception as err:  # noqa: BLE001 - any other fault: JSON, counted, its class only (never its message)
             return finish(_error(500, f"the server failed ({type(err).__name__})"))
 

@@ -24,7 +24,9 @@ import pandas as pd
 
 from textsift import secret_key
 from textsift.config import parse_params
+from textsift.corpus import Span
 from textsift.errors import ConfigError, InputError
+from textsift.mechanisms.base import Documents
 from textsift.mechanisms.registry import mechanism
 from textsift.serving.resources import ServedResources
 from textsift.serving.service import servable, served_key, served_privatize
@@ -73,6 +75,13 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
                               f"{packed['key_fingerprint']})")
         self.key = served_key(secret, self.setting_name, self.setting)  # no published output was drawn with it
         self.resources = ServedResources(self.params, {k: Path(v) for k, v in context.artifacts.items() if k != SPEC})
+
+    def analyze(self, texts: list[str]) -> list[list[Span]]:
+        """The entities the served setting protects in each text, as its recognizer set finds them: offsets into the
+        text as sent and a type, no score (a detector's scores on names it trained on would say which names those
+        were; which spans it finds, /privatize shows anyway)."""
+        docs = Documents(list(texts), [str(i) for i in range(len(texts))], [[] for _ in texts])
+        return self.resources.detected(docs, getattr(self.setting, "labels", None))
 
     def predict(self, context: Any, model_input: pd.DataFrame, params: dict[str, Any] | None = None
                 ) -> pd.DataFrame:
