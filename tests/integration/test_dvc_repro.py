@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import dvc_ran, dvc_run, dvc_stale, sha256
+from tests.integration.conftest import REPO, dvc_ran, dvc_run, dvc_stale, sha256
+from textsift import secret_key
 
 # a full `dvc repro`, a no-op, a forced one of the stages that draw or train, and a partial one:
 # each stage a separate `textsift stage` process (~7 s of imports, MLflow and DVC bookkeeping);
@@ -58,4 +60,26 @@ def test_repro_twice_is_identical_and_code_changes_rerun_only_affected_stages(dv
     assert not after_edits & {"ingest", "train_fill_in", "lrp_budgets", "embedding_dp@uni"}
     status = dvc_run(["dvc", "status"], root)
     assert "always changed" in status and "changed deps" not in status and "changed outs" not in status
+
+    # a teammate's clone of the pushed project, holding the key: `dvc pull` brings every output, nothing recomputes
+    _commit_and_push(root, root.parent / "remote")
+    clone = root.parent / "clone"
+    dvc_run(["git", "clone", "-q", str(root), str(clone)], root.parent)
+    (clone / secret_key.KEY_FILE).parent.mkdir(parents=True)
+    shutil.copy2(root / secret_key.KEY_FILE, clone / secret_key.KEY_FILE)
+    assert not (clone / OUTPUTS[0]).exists()
+    dvc_run(["dvc", "pull"], clone)
+    assert dvc_ran(dvc_run(["dvc", "repro"], clone)) == set()
+    assert _hashes(clone) == _hashes(root)
+
+
+def _commit_and_push(root: Path, remote: Path) -> None:
+    """What a team does after a run: outputs to a DVC remote (here a local folder), the lock file to git."""
+    shutil.copy(REPO / ".gitignore", root / ".gitignore")
+    with (root / ".gitignore").open("a", encoding="utf-8") as ignore:
+        ignore.write("/.dvc-site/\n")
+    dvc_run(["dvc", "remote", "add", "-d", "shared", str(remote)], root)
+    dvc_run(["dvc", "push"], root)
+    dvc_run(["git", "add", "-A"], root)
+    dvc_run(["git", "-c", "user.name=team", "-c", "user.email=team@example.org", "commit", "-qm", "a run"], root)
 
