@@ -236,7 +236,8 @@ def serve(
     root: Path = typer.Option(Path("."), help="project folder (its MLflow store)"),
     params: Path | None = typer.Option(None, help="params file (default <root>/params.yaml)"),
 ) -> None:
-    """Serve a registered privatizer over HTTP: POST /privatize with a bearer token; GET /health and /metrics.
+    """Serve a registered privatizer over HTTP: POST /privatize and /analyze with a bearer token; GET /health and
+    /metrics.
 
     The secret key comes from $TEXTSIFT_SECRET_KEY (never from the model)."""
     import os
