@@ -24,9 +24,10 @@ import getpass
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from textsift.errors import ConfigError
-from textsift.tracking import Tracker
+from textsift.tracking import RELEASE_TAG, Tracker
 
 ALIAS = "recommended"
 PROMOTED = "textsift.promoted_version"  # registered-model tag: where the last `textsift promote` put @recommended
@@ -64,7 +65,7 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
         raise ConfigError(f"promote: {setting} did not pass the recommendation rule in run {run_id} "
                           f"({verdict.get('mlflow.note.content', 'no verdict recorded')}); pass --accept-failing "
                           "to promote it anyway (the reason is recorded)")
-    served = tracker.latest_version(privatizer, setting, run_id) if privatizer else None
+    served = _judged_privatizer(tracker, privatizer, setting, run_id, chosen) if privatizer else None
     if served is not None and verdict.get("textsift.served_passes") != "true" and not accept_failing:
         raise ConfigError(f"promote: {setting}'s served form did not pass the recommendation rule in run {run_id} "
                           f"({verdict.get('mlflow.note.content', 'no verdict recorded')}): what would ship is not what "
@@ -93,6 +94,17 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
     return Promotion(name, setting, chosen["version"], previous, who, when, served["version"] if served else None)
 
 
+def _judged_privatizer(tracker: Tracker, privatizer: str, setting: str, run_id: str, classifier: dict[str, Any]
+                       ) -> dict[str, Any] | None:
+    """The privatizer version that made the corpus the chosen classifier was trained and judged on (the release
+    digest both carry: it may come from an earlier pipeline run when privatize was taken from the cache); for a
+    classifier registered before releases were recorded, the version of the same pipeline run."""
+    release = classifier["tags"].get(RELEASE_TAG)
+    if release is None:
+        return tracker.latest_version(privatizer, setting, run_id)
+    return tracker.latest_version(privatizer, setting, release=release)
+
+
 def check_promoted(tracker: Tracker, model_uri: str) -> None:
     """Refuse ``models:/<name>@recommended`` when the alias is not where the last ``textsift promote`` put it: it
     was moved outside promote, with no verdict, reason or history. A version named by number is the caller's choice.
@@ -106,6 +118,10 @@ def check_promoted(tracker: Tracker, model_uri: str) -> None:
         return
     version = tracker.alias_version(name, alias)
     recorded = tracker.model_tags(name).get(PROMOTED)
+    if version is not None and recorded is None:
+        raise ConfigError(f"{model_uri} points at version {version}, but no `textsift promote` is recorded for "
+                          f"{name} (it was set by hand, or by a textsift that did not record promotions): promote "
+                          f"the setting again, or serve the version by number (models:/{name}/{version})")
     if version is not None and version != recorded:
         raise ConfigError(f"{model_uri} points at version {version}, but the last `textsift promote` put it on "
                           f"{'version ' + recorded if recorded and recorded != 'none' else 'no version'}: the alias "

@@ -29,6 +29,9 @@ from textsift.locks import exclusive, is_alive, process_identity
 
 PARENT_ENV = "TEXTSIFT_PARENT_RUN_ID"
 OWNER_TAG = "textsift.owner"  # host:pid:start of the process that runs it (see end_orphaned_runs)
+# a registered version's link to what was judged: the SHA-256 of the released corpus its setting made. A privatize
+# stage taken from the cache registers nothing, so its privatizer is found by what it released, not by pipeline run
+RELEASE_TAG = "textsift.release"
 _MAX_PARAM_CHARS = 6000
 
 
@@ -263,11 +266,14 @@ class Tracker:
         return [{"version": str(v.version), "run_id": v.run_id, "tags": dict(v.tags)}
                 for v in self.client.search_model_versions(f"name = '{name}'")]
 
-    def latest_version(self, name: str, setting: str, run_id: str | None = None) -> dict[str, Any] | None:
+    def latest_version(self, name: str, setting: str, run_id: str | None = None, release: str | None = None
+                       ) -> dict[str, Any] | None:
         """The newest version of ``name`` tagged with ``setting`` (registered by pipeline run ``run_id``, when
-        given: its ``textsift.pipeline_run`` tag or its own run), or None."""
+        given: its ``textsift.pipeline_run`` tag or its own run; made from the released corpus of digest
+        ``release``, when given: its :data:`RELEASE_TAG`), or None."""
         found = [v for v in self.model_versions(name) if v["tags"].get("textsift.setting") == setting
-                 and (run_id is None or run_id in (v["tags"].get("textsift.pipeline_run"), v["run_id"]))]
+                 and (run_id is None or run_id in (v["tags"].get("textsift.pipeline_run"), v["run_id"]))
+                 and (release is None or v["tags"].get(RELEASE_TAG) == release)]
         return max(found, key=lambda v: int(v["version"])) if found else None
 
     def delete_alias(self, name: str, alias: str) -> None:

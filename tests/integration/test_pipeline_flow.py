@@ -130,6 +130,11 @@ def test_each_privatized_corpus_classifier_is_registered_with_a_signature_and_on
     # only proposes; a person promotes, with a reason, and a setting that failed the rule needs --accept-failing
     tracker = Tracker(load_params(flow_run["root"] / "params.yaml").tracking, flow_run["root"])
     frontier = pd.read_csv(flow_run["root"] / "reports/evaluate/frontier.csv").set_index("setting")
+    by_hand = client.search_model_versions("name = 'textsift-privatizer'")[0].version
+    client.set_registered_model_alias("textsift-privatizer", "recommended", by_hand)  # before any promote
+    with pytest.raises(ConfigError, match="no `textsift promote` is recorded"):
+        check_promoted(tracker, "models:/textsift-privatizer@recommended")
+    client.delete_registered_model_alias("textsift-privatizer", "recommended")
     failing = sorted(k for k in by_setting if not frontier.loc[k, "passes"])
     if failing:
         with pytest.raises(ConfigError, match="did not pass the recommendation rule"):
@@ -259,6 +264,8 @@ def _children(result: dict) -> dict[str, Any]:
 def test_a_rerun_skips_unchanged_stages_rebuilds_damage_and_reruns_only_a_changed_setting(flow_run: dict) -> None:
     """Runs after the corrupted-ingest test above, whose damaged corpus the next run must repair."""
     from flows.pipeline import pipeline
+    from textsift.promote import check_promoted, promote
+    from textsift.tracking import Tracker
 
     root: Path = flow_run["root"]
     evaluate_before = (root / "metrics/evaluate.json").read_bytes()
@@ -283,6 +290,16 @@ def test_a_rerun_skips_unchanged_stages_rebuilds_damage_and_reruns_only_a_change
     changed = _children(pipeline(root=str(root)))
     assert {name for name, run in changed.items() if run.data.tags["textsift.cached"] == "false"} == {
         "key", "privatize@mdp", "evaluate"}
+    # red's privatize came from the cache and registered nothing: this run judged, and promote ships, the privatizer
+    # an earlier run registered for the very corpus judged here
+    rerun = changed["evaluate"].data.tags["mlflow.parentRunId"]
+    tracker = Tracker(load_params(root / "params.yaml").tracking, root)
+    shipped = promote(tracker, "textsift-classifier", "red", rerun, "after a rerun", accept_failing=True, by="tester",
+                      privatizer="textsift-privatizer")
+    assert shipped.privatizer_version is not None
+    version = MlflowClient(tracker.uri).get_model_version("textsift-privatizer", shipped.privatizer_version)
+    assert version.tags["textsift.pipeline_run"] != rerun and version.tags["textsift.judged_in"] == rerun
+    check_promoted(tracker, "models:/textsift-privatizer@recommended")
 
 
 def test_detection_is_its_own_stage_with_confidences_and_provenance(flow_run: dict) -> None:

@@ -42,7 +42,7 @@ from textsift.mechanisms.registry import mechanism
 from textsift.serving.service import serving_refusal
 from textsift.stage_cache import content_digest
 from textsift.stage_context import StageContext
-from textsift.tracking import git_commit
+from textsift.tracking import RELEASE_TAG, git_commit
 
 log = logging.getLogger("textsift")
 COMPOSED = "all DP releases"  # the ledger row that composes every DP release of a document
@@ -211,14 +211,22 @@ def verdict_tags(row: pd.Series, proposed: str | None) -> dict[str, str]:
             "textsift.verdict": str(row["verdict"])[:4000]}
 
 
+def release_digest(ctx: StageContext, setting: str) -> str:
+    """The digest of the corpus ``setting`` released (``tracking.RELEASE_TAG``): what this evaluation judged."""
+    return content_digest(ctx.input("privatized", setting))
+
+
 def tag_privatizers(ctx: StageContext, frontier: pd.DataFrame, proposed: str | None) -> None:
-    """Put each setting's verdict on the privatizer version its privatize stage registered in this pipeline run, so
-    the registry entry that ships a setting says how it was judged (``textsift promote`` reads the verdict)."""
+    """Put each setting's verdict on the privatizer version that made the corpus judged here (its release digest,
+    whichever pipeline run registered it: a privatize stage taken from the cache registers nothing), so the
+    registry entry that ships a setting says how it was judged and in which run (``textsift promote`` reads it)."""
     name, pipeline_run = ctx.params.tracking.registered_privatizer, ctx.parent_run_id or ctx.run_id
     for _, row in frontier[frontier["setting"] != "original"].iterrows():
-        version = ctx.tracker.latest_version(name, str(row["setting"]), pipeline_run)
+        setting = str(row["setting"])
+        version = ctx.tracker.latest_version(name, setting, release=release_digest(ctx, setting))
         if version is not None:
-            ctx.tracker.tag_model(name, verdict_tags(row, proposed), version=version["version"])
+            ctx.tracker.tag_model(name, {**verdict_tags(row, proposed), "textsift.judged_in": pipeline_run},
+                                  version=version["version"])
 
 
 def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[str, str], proposed: str | None
@@ -244,7 +252,7 @@ def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[s
         run_id = runs.get(setting, ctx.run_id)
         ctx.tracker.log_sklearn_model(run_id, model, CLASSIFIER, text_column=TEXT_COLUMN)
         tags = {"textsift.setting": setting, "textsift.pipeline_run": pipeline_run,
-                "textsift.proposed": str(setting == proposed).lower()}
+                "textsift.proposed": str(setting == proposed).lower(), RELEASE_TAG: release_digest(ctx, setting)}
         version = ctx.tracker.register_model(name, run_id, CLASSIFIER, tags)
         if setting == proposed:
             log.info("evaluate: %s version %s (setting %s) is proposed; `textsift promote %s --run %s` makes it "

@@ -2,8 +2,8 @@
 
 Packs the detector when the setting uses it, with the params serving reads and the key's fingerprint, logs
 the model under the stage's MLflow run and registers it as a version of ``tracking.registered_privatizer``
-tagged with its setting and pipeline run; ``textsift promote`` moves its ``recommended`` alias. Which settings
-ship: :func:`textsift.serving.model.servable`.
+tagged with its setting, pipeline run and the digest of the corpus it released (``tracking.RELEASE_TAG``);
+``textsift promote`` moves its ``recommended`` alias. Which settings ship: :func:`textsift.serving.model.servable`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import logging
 from textsift.config import Setting
 from textsift.serving.model import spec
 from textsift.serving.resources import DETECTOR
+from textsift.stage_cache import content_digest
 from textsift.stage_context import StageContext
+from textsift.tracking import RELEASE_TAG
 
 log = logging.getLogger("textsift")
 
@@ -25,6 +27,7 @@ def ship_privatizer(ctx: StageContext, key: str, setting: Setting) -> str:
                                {DETECTOR: folder} if folder is not None else {})
     name = ctx.tracker.params.registered_privatizer
     version = ctx.tracker.register_model(name, ctx.run_id, "privatizer", {
-        "textsift.setting": key, "textsift.pipeline_run": ctx.parent_run_id or ctx.run_id})
+        "textsift.setting": key, "textsift.pipeline_run": ctx.parent_run_id or ctx.run_id,
+        RELEASE_TAG: content_digest(ctx.output("privatized"))})  # written before: what evaluate judges
     log.info("privatize@%s: privatizer registered as %s version %s", key, name, version)
     return version
