@@ -265,3 +265,30 @@ def test_real_documents_keep_every_byte_outside_replaced_spans(shared_data: Path
         assert out == _splice(text, regions, lambda r: f"[{r.label}]")
     for text, new in zip(texts, _metric_dp(texts, epsilon=1.0), strict=True):
         assert _kept_outside(text, [(t.start, t.end) for t in metric_dp_words(text)], new)
+
+
+def test_concurrent_first_requests_load_the_served_recognizers_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """/privatize's batch and /analyze may need the detector at the same moment: one of them loads it."""
+    import threading
+    import time
+
+    import textsift.serving.resources as served
+
+    loads: list[int] = []
+    real = served.recognizer_set
+
+    def slow_load(*args: object) -> list:
+        loads.append(1)
+        time.sleep(0.2)  # a detector load takes seconds: long enough for every thread to ask meanwhile
+        return real(*args)
+
+    monkeypatch.setattr(served, "recognizer_set", slow_load)
+    resources = ServedResources(parse_params({"detection": {"recognizers": ["patterns"]}}), {})
+    docs = Documents(TEXTS[:2], ["a", "b"], [[], []])
+    found: list = []
+    threads = [threading.Thread(target=lambda: found.append(resources.detected(docs, None))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(loads) == 1 and len(found) == 4 and all(f == found[0] for f in found)

@@ -4,8 +4,8 @@ the model (no project folder, no tracking store). Only a setting that needs the 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,16 @@ class ServedResources:
         self.params = params
         self.device = resolve_device(params.device)
         self._folders = dict(folders)
-        self._recognizers = cache(lambda: recognizer_set(params.detection, self._folders.get(DETECTOR), self.device))
+        self._loaded: list[Any] | None = None
+        self._loading = threading.Lock()
+
+    def _recognizers(self) -> list[Any]:
+        """The recognizer set, loaded by the first request that needs it; /privatize's batch and /analyze may ask at
+        once from two threads, and only one loads the detector."""
+        with self._loading:
+            if self._loaded is None:
+                self._loaded = recognizer_set(self.params.detection, self._folders.get(DETECTOR), self.device)
+            return self._loaded
 
     def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
         """The recognizer set's spans of ``docs`` (as the detect stage finds them), of ``labels`` only when given."""
