@@ -51,7 +51,7 @@ repro: setup  ## the same stages through DVC
 	$(BIN)/dvc repro
 
 test: setup
-	$(BIN)/ruff check components flows tests bench
+	$(BIN)/ruff check components flows tests bench infra
 	$(BIN)/mypy
 	$(BIN)/python -m tests.reap -- $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(PYTEST_ARGS)
 
@@ -72,7 +72,7 @@ bench: setup $(BENCH_STAMP)  ## figures to bench/results/latest.json (installs s
 	$(BIN)/python -m bench.run $(ARGS)
 
 lint: setup  ## ruff over the code; mypy over the privacy cores and the key path (files: pyproject.toml)
-	$(BIN)/ruff check components flows tests bench
+	$(BIN)/ruff check components flows tests bench infra
 	$(BIN)/mypy
 
 mlflow-ui: setup  ## browse runs at http://127.0.0.1:5000

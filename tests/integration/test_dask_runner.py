@@ -1,11 +1,13 @@
-"""The documented command on a real Dask cluster gives the same outputs as threads, and GPU stages run only on
-the worker that advertises the GPU resource.
+"""A team's stack from ``infra/stack.py up`` runs the documented command: on its Dask cluster the outputs are those of
+threads and GPU stages run only on the worker that advertises the GPU resource; its MLflow and Prefect servers keep
+the run in PostgreSQL.
 
-The cluster is what a platform engineer starts: ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1,
-"cpu" with no resources and "gpu" advertising ``GPU=1``. The pipeline runs as ``python -m flows.pipeline
---task-runner dask --dask-address ... --gpu-resource GPU`` in its own process (run as ``__main__``, its tasks
-must still unpickle on the workers). A scheduler plugin records, for every finished task, its resource
-restrictions and the worker it ran on.
+The stack is what a platform engineer starts with one command: PostgreSQL, an MLflow tracking server and a Prefect
+server on it, a work pool and worker, ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 ("cpu-0" with
+no resources, "gpu-0" advertising ``GPU=1``). The pipeline runs as ``python -m flows.pipeline --gpu-resource GPU``
+with the variables ``stack.py up`` prints (``TEXTSIFT_DASK_ADDRESS`` makes Dask the runner) in its own process (run
+as ``__main__``, its tasks must still unpickle on the workers). A scheduler plugin records, for every finished task,
+its resource restrictions and the worker it ran on. ``down --purge`` stops everything.
 """
 
 from __future__ import annotations
@@ -15,16 +17,16 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from distributed import Client
 from distributed.diagnostics.plugin import SchedulerPlugin
-from prefect.server.api.server import SubprocessASGIServer
+from mlflow.tracking import MlflowClient
 
 from tests.integration.conftest import FULL_PIPELINE, REPO, make_project, sha256
 from textsift.config import load_params
@@ -40,7 +42,7 @@ SAME_BYTES = ("data/ingest/corpus.parquet", "models/fill_in.json", "data/indexes
               "data/lrp_budgets/embeddings.parquet", "data/lrp_budgets/budgets.npz",
               "data/embeddings/lrp_eps50.parquet", "data/embeddings/uniform_eps50.manifest.json",
               "metrics/evaluate_embeddings.json")
-DASK = str(Path(sys.executable).parent / "dask")
+STACK = [sys.executable, str(REPO / "infra" / "stack.py")]
 
 
 class Placements(SchedulerPlugin):
@@ -61,35 +63,33 @@ class Placements(SchedulerPlugin):
 
 
 @contextmanager
-def dask_cluster(folder: Path, env: dict[str, str]) -> Iterator[str]:
-    """``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 ("cpu"; "gpu" advertising GPU=1); yields
-    the scheduler's address and stops them all."""
-    scheduler_file = folder / "scheduler.json"
-    log = (folder / "dask.log").open("wb")
-    processes = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                   "--scheduler-file", str(scheduler_file)], cwd=REPO, env=env, stdout=log,
-                                  stderr=subprocess.STDOUT)]
+def team_stack(state: Path, project: Path) -> Iterator[dict[str, str]]:
+    """``python infra/stack.py up`` (one CPU and one GPU Dask worker); the variables it prints; ``down --purge``."""
+    up = subprocess.run([*STACK, "up", "--state", str(state), "--workers", "1", "--gpu-workers", "1", "--project",
+                         str(project)], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     try:
-        deadline = time.monotonic() + 60
-        while not scheduler_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        address = json.loads(scheduler_file.read_text())["address"]
-        for name, options in (("cpu", ["--nthreads", "1"]), ("gpu", ["--nthreads", "2", "--resources", "GPU=1"])):
-            processes.append(subprocess.Popen([DASK, "worker", address, "--name", name, "--host", "127.0.0.1",
-                                               "--no-dashboard", "--no-nanny", *options], cwd=REPO, env=env,
-                                              stdout=log, stderr=subprocess.STDOUT))
-        with Client(address) as client:
-            client.wait_for_workers(2, timeout=120)
-        yield address
+        assert up.returncode == 0, f"{up.stdout[-2000:]}\n{up.stderr[-3000:]}"
+        yield dict(line.removeprefix("export ").split("=", 1) for line in up.stdout.splitlines()
+                   if line.startswith("export "))
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        log.close()
+        subprocess.run([*STACK, "down", "--state", str(state), "--purge"], cwd=REPO, timeout=120, check=False)
+
+
+def _stored_in_postgres(state: Path) -> dict[str, list]:
+    """What the stack's PostgreSQL holds: MLflow's runs (name, parent run) and Prefect's flow runs (state)."""
+    import psycopg2
+
+    port = json.loads((state / "stack.json").read_text(encoding="utf-8"))["postgres"]["port"]
+    out: dict[str, list] = {}
+    for database, query in (("mlflow", "select r.name, t.value from runs r left join tags t on t.run_uuid = "
+                                       "r.run_uuid and t.key = 'mlflow.parentRunId'"),
+                            ("prefect", "select state_type from flow_run")):
+        with psycopg2.connect(host="127.0.0.1", port=port, user="textsift", dbname=database) as connection, \
+                connection.cursor() as cursor:
+            cursor.execute(query)
+            out[database] = cursor.fetchall()
+        connection.close()
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -100,17 +100,26 @@ def dask_run(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> dict:
     root = make_project(tmp_path_factory.mktemp("dask"), **FULL_PIPELINE)
     (root / KEY_FILE).parent.mkdir(parents=True)
     shutil.copy(flow_run["root"] / KEY_FILE, root / KEY_FILE)  # the same key holder: the same draws
-    api = os.environ.get("PREFECT_API_URL") or SubprocessASGIServer().api_url  # the session's temporary API
-    env = {**os.environ, "PREFECT_API_URL": api,
-           "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))}
-    with dask_cluster(root.parent, env) as address, Client(address) as client:
-        client.register_plugin(Placements())
-        command = [sys.executable, "-m", "flows.pipeline", "--root", str(root), "--task-runner", "dask",
-                   "--dask-address", address, "--gpu-resource", "GPU"]
-        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=480, check=False)
-        placements = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["placements"].done)
-    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return {"root": root, "placements": placements}
+    state = root.parent / "stack"
+    with team_stack(state, root) as stack:
+        env = {**os.environ, **stack,
+               "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))}
+        with Client(stack["TEXTSIFT_DASK_ADDRESS"]) as client:
+            client.wait_for_workers(2, timeout=120)
+            client.register_plugin(Placements())
+            command = [sys.executable, "-m", "flows.pipeline", "--root", str(root), "--gpu-resource", "GPU"]
+            done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=480,
+                                  check=False)
+            placements = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["placements"].done)
+        assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        tracking = MlflowClient(stack["MLFLOW_TRACKING_URI"])  # through the server's REST API
+        experiment = tracking.get_experiment_by_name(load_params(root / "params.yaml").tracking.experiment)
+        runs = tracking.search_runs([experiment.experiment_id], max_results=1000)
+        classifiers = tracking.search_model_versions("name = 'textsift-classifier'")
+        flow_runs = httpx.post(f"{stack['PREFECT_API_URL']}/flow_runs/filter", json={}, timeout=30).json()
+        stored = _stored_in_postgres(state)
+    return {"root": root, "placements": placements, "runs": runs, "classifiers": classifiers,
+            "flow_runs": flow_runs, "stored": stored}
 
 
 def test_dask_runner_matches_thread_runner(flow_run: dict, dask_run: dict) -> None:
@@ -130,7 +139,20 @@ def test_gpu_stages_run_only_on_the_gpu_worker(dask_run: dict) -> None:
     stages = instances(load_params(dask_run["root"] / "params.yaml"))
     restricted = [worker for resources, worker in dask_run["placements"] if resources]
     assert len(restricted) == sum(inst.stage.gpu for inst in stages) > 0
-    assert set(restricted) == {"gpu"}
+    assert set(restricted) == {"gpu-0"}
     assert all(resources == {"GPU": 1} for resources, _ in dask_run["placements"] if resources)
     unrestricted = len(dask_run["placements"]) - len(restricted)
     assert unrestricted == sum(not inst.stage.gpu for inst in stages)  # ingest, evaluate
+
+
+def test_the_stacks_servers_keep_the_run_in_postgresql(dask_run: dict) -> None:
+    stages = instances(load_params(dask_run["root"] / "params.yaml"))
+    parents = [r for r in dask_run["runs"] if "mlflow.parentRunId" not in r.data.tags]
+    assert len(parents) == 1  # one pipeline run, its stage runs (and frontier runs) below it
+    children = [r for r in dask_run["runs"] if r.data.tags.get("mlflow.parentRunId") == parents[0].info.run_id]
+    assert {r.info.run_name for r in children} >= {inst.name for inst in stages}
+    assert dask_run["classifiers"] and all(v.status == "READY" for v in dask_run["classifiers"])
+    assert [r["state_type"] for r in dask_run["flow_runs"]] == ["COMPLETED"]
+    stored = dask_run["stored"]  # read from PostgreSQL itself: what the servers answered is what they keep there
+    assert sorted(name for name, _ in stored["mlflow"]) == sorted(r.info.run_name for r in dask_run["runs"])
+    assert [state for (state,) in stored["prefect"]] == ["COMPLETED"]
