@@ -580,6 +580,7 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     audit = tmp_path / "audit.jsonl"
+    assert "entities" in model.metadata.get_input_schema().input_names()  # MLflow drops undeclared columns
     app = create_app(model, token, setting, "fp", max_bytes=64_000, rate_limit=600, audit=audit,
                      analyzer=model.unwrap_python_model().analyze)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
@@ -605,6 +606,16 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         assert [bool(f) for f in found] == [s != t for s, t in zip(served, corpus["text"], strict=True)]
         for entities, text in zip(found, corpus["text"], strict=True):
             assert all(set(e) == {"start", "end", "type"} and text[e["start"]:e["end"]].strip() for e in entities)
+        # a request may name the types to protect, as long as they hold the setting's own (red: all of them)
+        wide = {"records": records, "entities": ["direct", "quasi"]}
+        wider = httpx.post(f"{url}/analyze", json=wide, headers=auth, timeout=60).json()["records"]
+        assert [w["entities"] for w in wider] == found
+        wider_served = httpx.post(f"{url}/privatize", json=wide, headers=auth, timeout=60).json()["records"]
+        assert [bool(w["entities"]) for w in wider] == [r["text"] != t for r, t in zip(wider_served, corpus["text"],
+                                                                                         strict=True)]
+        narrower = httpx.post(f"{url}/privatize", json={"records": records, "entities": ["direct"]}, headers=auth,
+                              timeout=60)  # what was judged protects every type: a request may not drop some
+        assert narrower.status_code == 422 and "never leave one out (missing: LOC" in narrower.json()["error"]
         # the oracle: "My name is <candidate>." under a published document's id, every candidate for every document
         probes, _, by_id = _oracle_probes(root, 12)
         assert probes["true"].sum() >= 10
@@ -635,10 +646,10 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         assert httpx.get(f"{url}/health", timeout=30).json() == {"status": "ok", "setting": "red",
                                                                   "key_fingerprint": "fp"}
         metrics = httpx.get(f"{url}/metrics", timeout=30).text
-        assert f"textsift_documents_total {5 + 5 + len(asked)}" in metrics
+        assert f"textsift_documents_total {5 + 5 + 10 + len(asked)}" in metrics
         assert 'textsift_requests_total{status="401"} 1' in metrics
         lines = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
-        assert [line["status"] for line in lines].count(200) == 2 + len(range(0, len(asked), 200))
+        assert [line["status"] for line in lines].count(200) == 4 + len(range(0, len(asked), 200))
         assert {line["status"] for line in lines} >= {200, 401, 413, 429} and "Maria" not in audit.read_text()
         assert token not in audit.read_text() and not any(str(d) in audit.read_text() for d in corpus["doc_id"])
     finally:

@@ -292,3 +292,27 @@ def test_concurrent_first_requests_load_the_served_recognizers_once(monkeypatch:
     for thread in threads:
         thread.join(timeout=30)
     assert len(loads) == 1 and len(found) == 4 and all(f == found[0] for f in found)
+
+
+def test_joined_requests_naming_other_entity_types_are_each_privatized_with_their_own() -> None:
+    """The batcher joins requests; one that asks to protect phone numbers too must get them replaced, and one that
+    asks nothing must get only what the setting protects (e-mails here)."""
+    import pandas as pd
+
+    from textsift.errors import InputError
+    from textsift.secret_key import new_key
+    from textsift.serving.model import ENTITIES, PrivatizerModel
+
+    model = PrivatizerModel()
+    model.params = parse_params({"detection": {"recognizers": ["patterns"]}})
+    model.setting = RedactSetting(kind="redact", style="placeholder", labels=["EMAIL"])
+    model.mechanism, model.key = Redaction(), new_key()
+    model.resources = ServedResources(model.params, {})
+    text = "Write to ann.lee@example.org or call +44 20 7946 0958 today."
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "text": [text] * 3, ENTITIES: [None, "EMAIL,PHONE", None]})
+    out = model.predict(None, frame)
+    assert list(out["id"]) == ["a", "b", "c"]
+    assert [("ann.lee" in t, "7946" in t) for t in out["text"]] == [(False, True), (False, False), (False, True)]
+    assert all(t.startswith("Write to ") and t.endswith(" today.") for t in out["text"])
+    with pytest.raises(InputError, match=r"never leave one out \(missing: EMAIL\)"):
+        model.predict(None, frame.assign(**{ENTITIES: ["PHONE"] * 3}))

@@ -88,7 +88,12 @@ def test_every_5xx_is_json_counted_and_holds_no_text(monkeypatch: pytest.MonkeyP
     ('{"records": [{"text": "fine"}, {"text": "' + SECRET + '", "' + SECRET + '": 1}]}',
      "record 1: a field is not a record field (a record has \"text\" and an optional \"id\")"),
     ('{"records": [{"text": "' + SECRET + '"}], "operators": {"PERSON": "mask"}}',
-     "\"operators\" is not a field of the body (it has \"records\" only)"),
+     "\"operators\" is not a field of the body (it has \"records\" and an optional \"entities\")"),
+    ('{"records": [{"text": "' + SECRET + '"}], "entities": ["PERSON", "' + SECRET + '"]}',
+     "a field is not an entity type: the types are PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID, URL and the "
+     "groups direct, quasi, all"),
+    ('{"records": [{"text": "' + SECRET + '"}], "entities": "PERSON"}',
+     "\"entities\" must be a non-empty list of entity types or groups"),
 ])
 def test_a_field_the_service_does_not_read_is_a_422_not_ignored(body: str, error: str) -> None:
     """A client asking for entity types or operators learns they are not applied, instead of a 200 that ignored them;
@@ -103,11 +108,13 @@ class _Span:
         self.start, self.end, self.label = start, end, label
 
 
-def _capitalized(texts: list[str]) -> list[list[_Span]]:
-    """A stand-in analyzer: every capitalized word is a PERSON."""
+def _capitalized(texts: list[str], entities: list[str] | None) -> list[list[_Span]]:
+    """A stand-in analyzer: every capitalized word is a PERSON, a LOC too when ``entities`` names LOC."""
     import re
 
-    return [[_Span(m.start(), m.end(), "PERSON") for m in re.finditer(r"\b[A-Z][a-z]+", t)] for t in texts]
+    labels = ["PERSON", *(["LOC"] if entities and "LOC" in entities else [])]
+    return [[_Span(m.start(), m.end(), label) for m in re.finditer(r"\b[A-Z][a-z]+", t) for label in labels]
+            for t in texts]
 
 
 def test_analyze_answers_the_entities_of_each_record_with_offsets_into_it_and_no_score() -> None:
@@ -129,3 +136,27 @@ def test_a_service_without_an_analyzer_says_so() -> None:
 def _post_to(client: TestClient, route: str, body: str) -> tuple[int, dict]:
     response = client.post(route, content=body.encode(), headers=HEADERS)
     return response.status_code, response.json()
+
+
+def test_the_entities_a_request_names_reach_the_model_and_the_analyzer() -> None:
+    seen: list[pd.DataFrame] = []
+
+    class Recording(EchoModel):
+        def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
+            seen.append(frame.copy())
+            return super().predict(frame)
+
+    client = TestClient(create_app(Recording(), TOKEN, "fake", "fp", analyzer=_capitalized))
+    status, _ = _post_to(client, "/privatize", '{"records": [{"text": "x"}], "entities": ["direct", "LOC"]}')
+    assert status == 200 and list(seen[-1]["entities"]) == ["direct,LOC"]
+    status, _ = _post_to(client, "/privatize", '{"records": [{"text": "x"}]}')
+    assert status == 200 and "entities" not in seen[-1]
+    status, answer = _post_to(client, "/analyze", '{"records": [{"text": "see Rome"}], "entities": ["direct", "LOC"]}')
+    assert status == 200 and [e["type"] for e in answer["records"][0]["entities"]] == ["PERSON", "LOC"]
+
+
+def test_a_model_that_cannot_read_entities_refuses_them_rather_than_ignoring_them() -> None:
+    client = TestClient(create_app(EchoModel(), TOKEN, "fake", "fp", takes_entities=False))
+    status, answer = _post_to(client, "/privatize", '{"records": [{"text": "x"}], "entities": ["all"]}')
+    assert status == 422 and "takes no \"entities\"" in answer["error"]
+    assert _post_to(client, "/privatize", '{"records": [{"text": "x"}]}')[0] == 200

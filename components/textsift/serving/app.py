@@ -4,15 +4,17 @@
 document is keyed by a digest of its text) and answers ``{"records": [{"id", "text"[, "epsilon"]}]}`` in the
 same order. ``POST /analyze`` takes the same records and answers ``{"records": [{"id", "entities": [{"start", "end",
 "type"}]}]}``: what the served setting protects in each text, offsets into the text as sent, no scores
-(:meth:`textsift.serving.model.PrivatizerModel.analyze`). Requests that arrive while the model is busy are privatized
-together in one call
+(:meth:`textsift.serving.model.PrivatizerModel.analyze`). Either body may name ``"entities"`` (types and groups,
+e.g. ``["direct", "LOC"]``): the types to protect instead of the setting's own, which they must include
+(:meth:`~textsift.serving.model.PrivatizerModel.setting_for`: a request may protect more, never less than what was
+judged). Requests that arrive while the model is busy are privatized together in one call
 (:mod:`textsift.serving.batching`: the same output as one by one). Every request needs ``Authorization: Bearer
 <token>``. A body over ``max_bytes`` is refused (413) before it is parsed, more than ``max_records`` records
 too (413); a body that is not such JSON gets 400, a field the service does not read (in the body or a record:
-entity types, operators) 422 rather than being ignored, a record without text, with text or an id that is not valid
-Unicode (a lone surrogate, sent as a JSON escape) or an integer id of more digits than Python converts 422, and any
-fault of the server 500 (its error class only) — each error is JSON, names the problem (and, for a record, its
-position and id), never the text, and is counted in ``/metrics``.
+operators) 422 rather than being ignored, an unknown entity type 422, a record without text, with text or an id
+that is not valid Unicode (a lone surrogate, sent as a JSON escape) or an integer id of more digits than Python
+converts 422, and any fault of the server 500 (its error class only) — each error is JSON, names the problem
+(and, for a record, its position and id), never the text, and is counted in ``/metrics``.
 Model calls run one at a time off the event loop, so ``/health`` and ``/metrics`` answer during a long one.
 ``GET /health`` says which setting is served and with which key (its fingerprint); ``GET /metrics`` gives
 request, document, model-call and error counts and the time spent, in the Prometheus text format. A token may have
@@ -38,10 +40,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
+from textsift.detection.params import ENTITY_TYPES, IDENTIFIER_GROUPS
 from textsift.errors import InputError
 from textsift.serving.batching import Batcher
 from textsift.serving.guard import AuditLog, RateLimit
-from textsift.serving.model import row_ids
+from textsift.serving.model import ENTITIES, row_ids
 
 MAX_BYTES = 1_000_000
 MAX_RECORDS = 1_000
@@ -49,6 +52,7 @@ RATE_LIMIT = 60_000  # records per token per minute
 _SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate: valid JSON (an escape), not encodable UTF-8
 _IDENTIFIER = re.compile(r"[A-Za-z0-9._:\-]{1,64}")  # an id named in an error as it is (anything else could be text)
 RECORD_FIELDS = ("id", "text")
+BODY_FIELDS = ("records", "entities")
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -128,8 +132,24 @@ def _problem(record: Any) -> str | None:
     return None
 
 
-def _records(body: bytes, max_records: int) -> list[dict[str, Any]] | JSONResponse:
-    """The request's records, or the error response that says what is wrong with them (never their text)."""
+def _entities(payload: dict[str, Any]) -> str | None | JSONResponse:
+    """The body's ``entities`` (entity types and groups), comma-joined; None when it has none; or the error."""
+    if "entities" not in payload:
+        return None
+    asked = payload["entities"]
+    if not isinstance(asked, list) or not asked or not all(isinstance(a, str) for a in asked):
+        return _error(422, "\"entities\" must be a non-empty list of entity types or groups")
+    known = (*ENTITY_TYPES, *IDENTIFIER_GROUPS)
+    unknown = _unknown(asked, known)
+    if unknown is not None:
+        return _error(422, f"{unknown} is not an entity type: the types are {', '.join(ENTITY_TYPES)} and the "
+                           f"groups {', '.join(IDENTIFIER_GROUPS)}")
+    return ",".join(asked)
+
+
+def _records(body: bytes, max_records: int) -> tuple[list[dict[str, Any]], str | None] | JSONResponse:
+    """The request's records and its comma-joined ``entities`` (None: the setting's own), or the error response
+    that says what is wrong with them (never their text)."""
     try:
         payload = json.loads(body, parse_int=_integer)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -137,25 +157,29 @@ def _records(body: bytes, max_records: int) -> list[dict[str, Any]] | JSONRespon
     records = payload.get("records") if isinstance(payload, dict) else None
     if not isinstance(records, list) or not records:
         return _error(400, "the body needs a non-empty list \"records\"")
-    unknown = _unknown(payload, ("records",))
+    unknown = _unknown(payload, BODY_FIELDS)
     if unknown is not None:
-        return _error(422, f"{unknown} is not a field of the body (it has \"records\" only)")
+        return _error(422, f"{unknown} is not a field of the body (it has \"records\" and an optional \"entities\")")
     if len(records) > max_records:
         return _error(413, f"{len(records)} records in one request; at most {max_records}")
     for position, record in enumerate(records):
         problem = _problem(record)
         if problem is not None:
             return _error(422, f"{_who(position, record)}: {problem}")
-    return records
+    entities = _entities(payload)
+    return entities if isinstance(entities, JSONResponse) else (records, entities)
 
 
 def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes: int = MAX_BYTES,
                max_records: int = MAX_RECORDS, rate_limit: int = RATE_LIMIT, audit: Path | None = None,
-               analyzer: Callable[[list[str]], list[list[Any]]] | None = None) -> FastAPI:
+               analyzer: Callable[[list[str], list[str] | None], list[list[Any]]] | None = None,
+               takes_entities: bool = True) -> FastAPI:
     """The HTTP app around a loaded privatizer (``model.predict(frame)``, :mod:`textsift.serving.model`); at most
     ``rate_limit`` records per token per minute (0: unlimited), one line per request in the ``audit`` file.
     ``analyzer`` (the model's ``analyze``: texts -> spans with ``start``, ``end``, ``label``) answers
-    ``POST /analyze``; without one that route says the service does not analyze."""
+    ``POST /analyze``; without one that route says the service does not analyze. ``takes_entities``: whether the
+    model reads a request's ``entities`` (a version registered before they were declared in its signature would have
+    them dropped by MLflow, silently: such a request is refused instead)."""
     if len(token) < 16:
         raise ValueError("the serving token must have at least 16 characters")
     app = FastAPI(title="textsift privatizer", docs_url=None, redoc_url=None, openapi_url=None)
@@ -184,7 +208,8 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
 
     async def analyzed(frame: pd.DataFrame) -> list[dict[str, Any]]:
         assert analyzer is not None
-        found = await run_in_threadpool(analyzer, frame["text"].tolist())
+        entities = frame[ENTITIES].iloc[0].split(",") if ENTITIES in frame else None
+        found = await run_in_threadpool(analyzer, frame["text"].tolist(), entities)
         return [{"id": doc_id, "entities": [{"start": s.start, "end": s.end, "type": s.label} for s in spans]}
                 for doc_id, spans in zip(frame["id"], found, strict=True)]
 
@@ -200,11 +225,15 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
             if len(body) > max_bytes:
                 return finish(_error(413, f"the body is over {max_bytes} bytes"))
         try:
-            records = _records(bytes(body), max_records)
+            parsed = _records(bytes(body), max_records)
         except RecursionError:
             return finish(_error(400, "the body nests too deeply"))
-        if isinstance(records, JSONResponse):
-            return finish(records)
+        if isinstance(parsed, JSONResponse):
+            return finish(parsed)
+        records, entities = parsed
+        if entities is not None and not takes_entities:
+            return finish(_error(422, "this privatizer version takes no \"entities\" (registered before requests "
+                                      "could name them): promote a version from a newer run"))
         frame = pd.DataFrame({"text": [r["text"] for r in records]})
         if any("id" in r for r in records) and not all("id" in r for r in records):
             return finish(_error(422, "give every record an \"id\", or none"))
@@ -215,6 +244,8 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
                 response.headers["Retry-After"] = str(max(1, int(wait + 0.999)))
             return finish(response, len(records))
         frame.insert(0, "id", [str(r["id"]) for r in records] if "id" in records[0] else row_ids(frame))
+        if entities is not None:
+            frame[ENTITIES] = entities
         started = time.perf_counter()
         try:  # off the event loop (health and metrics answer meanwhile)
             out = await run(frame)

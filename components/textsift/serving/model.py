@@ -25,6 +25,12 @@ import pandas as pd
 from textsift import secret_key
 from textsift.config import parse_params
 from textsift.corpus import Span
+from textsift.detection.params import (
+    ENTITY_TYPES,
+    IDENTIFIER_GROUPS,
+    expand_label_groups,
+    unknown_detected_types,
+)
 from textsift.errors import ConfigError, InputError
 from textsift.mechanisms.base import Documents
 from textsift.mechanisms.registry import mechanism
@@ -34,6 +40,7 @@ from textsift.shutdown import sigterm_exits
 
 SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
 TEXT, ID, EPSILON = "text", "id", "epsilon"
+ENTITIES = "entities"  # an optional input column: a request's entity types, comma-joined (the same for its rows)
 EXAMPLE = pd.DataFrame({ID: ["example-1"], TEXT: ["Call Maria Lopez at 555-0100 about the invoice."]})  # synthetic
 
 
@@ -76,12 +83,38 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         self.key = served_key(secret, self.setting_name, self.setting)  # no published output was drawn with it
         self.resources = ServedResources(self.params, {k: Path(v) for k, v in context.artifacts.items() if k != SPEC})
 
-    def analyze(self, texts: list[str]) -> list[list[Span]]:
-        """The entities the served setting protects in each text, as its recognizer set finds them: offsets into the
-        text as sent and a type, no score (a detector's scores on names it trained on would say which names those
-        were; which spans it finds, /privatize shows anyway)."""
+    def analyze(self, texts: list[str], entities: list[str] | None = None) -> list[list[Span]]:
+        """The entities the served setting (or a request's ``entities``, :meth:`setting_for`) protects in each text,
+        as its recognizer set finds them: offsets into the text as sent and a type, no score (a detector's scores
+        on names it trained on would say which names those were; which spans it finds, /privatize shows anyway)."""
         docs = Documents(list(texts), [str(i) for i in range(len(texts))], [[] for _ in texts])
-        return self.resources.detected(docs, getattr(self.setting, "labels", None))
+        return self.resources.detected(docs, getattr(self.setting_for(entities), "labels", None))
+
+    def setting_for(self, entities: list[str] | None) -> Any:
+        """The served setting protecting ``entities`` (types and groups, e.g. ``[direct, LOC]``) instead of its own
+        ``labels``: only ever more. The setting was judged and promoted protecting its own types; a request may add
+        types (that only protects more), never leave one out (what it would answer was never judged).
+
+        Raises:
+            InputError: the setting does not protect by entity type, ``entities`` names an unknown type, or it
+                leaves one of the setting's types out.
+        """
+        if entities is None:
+            return self.setting
+        own = getattr(self.setting, "labels", None)
+        if own is None:
+            raise InputError(f"the served setting ({self.setting.kind}) does not protect by entity type: "
+                             "send no \"entities\"")
+        asked = expand_label_groups(list(entities))
+        unknown = unknown_detected_types(asked)
+        if unknown:
+            raise InputError(f"{len(unknown)} of \"entities\" name no entity type: the types are "
+                             f"{', '.join(ENTITY_TYPES)} and the groups {', '.join(IDENTIFIER_GROUPS)}")
+        missing = [label for label in own if label not in asked]
+        if missing:
+            raise InputError(f"the served setting protects {', '.join(own)}; \"entities\" may add types, never "
+                             f"leave one out (missing: {', '.join(missing)})")
+        return self.setting.model_copy(update={"labels": asked})
 
     def predict(self, context: Any, model_input: pd.DataFrame, params: dict[str, Any] | None = None
                 ) -> pd.DataFrame:
@@ -95,10 +128,25 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
             raise InputError(f"the input needs a {TEXT!r} column (and optionally {ID!r})")
         ids = row_ids(model_input)
         texts = [str(t) for t in model_input[TEXT]]
-        result = served_privatize(self.mechanism, self.setting, self.resources, self.key, texts, ids)
-        frame = pd.DataFrame({ID: ids, TEXT: result.texts})
-        if result.spent is not None:
-            frame[EPSILON] = result.spent
+        asked = (list(model_input[ENTITIES]) if ENTITIES in model_input else [None] * len(texts))
+        groups: dict[str | None, list[int]] = {}
+        for row, value in enumerate(asked):  # joined requests may ask for other types: one call per type set
+            groups.setdefault(value if isinstance(value, str) else None, []).append(row)
+        out_texts: list[str] = [""] * len(texts)
+        spent: list[float] | None = None
+        for value, rows in groups.items():
+            setting = self.setting_for(value.split(",") if value is not None else None)
+            result = served_privatize(self.mechanism, setting, self.resources, self.key, [texts[r] for r in rows],
+                                      [ids[r] for r in rows])
+            for position, row in enumerate(rows):
+                out_texts[row] = result.texts[position]
+            if result.spent is not None:
+                spent = spent or [0.0] * len(texts)
+                for position, row in enumerate(rows):
+                    spent[row] = float(result.spent[position])
+        frame = pd.DataFrame({ID: ids, TEXT: out_texts})
+        if spent is not None:
+            frame[EPSILON] = spent
         return frame
 
 
