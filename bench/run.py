@@ -25,7 +25,7 @@ prepare_process()
 from bench.harness import write_results  # noqa: E402
 
 MODULES = ("ingest_eval", "metric_dp", "datasifter", "detector", "detector_real", "names_task", "embeddings",
-           "interests", "scale_out", "privatize_stream", "serve", "transformer_modes", "gpu")
+           "interests", "scale_out", "privatize_stream", "serve", "transformer_modes", "gpu", "pipeline_growth")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,129 @@
+"""How the pipeline's cost grows with the corpus: every stage instance on 2k, 10k and 25k real IMDB reviews.
+
+For each size N reviews of ``../shared/data/imdb`` drawn with a fixed seed become the project's own data
+(``ingest.source``: a JSONL file, ``id`` and ``label`` read, split by ingest as a user's file is), in a fresh project
+folder with the shipped ``params.yaml`` (or ``--growth-params``). Every stage instance then runs in
+DAG order as its own ``textsift stage`` process, as under ``dvc repro``, so each one's wall time and peak resident
+memory (``wait4``'s ``ru_maxrss`` of that process alone) are its own. Per stage: seconds and peak MiB at each size,
+and the growth exponent, the slope of log(seconds) over log(N) across the sizes (1: linear; above 1.1 the stage
+grows faster than its input). Fixed costs (imports, model loads, training on the detector's own data) make small
+sizes look sub-linear: the exponent between the two largest sizes is reported beside the overall one.
+
+Minutes to hours on 2 CPU cores at the default sizes; ``--growth-sizes 200 400`` checks the harness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from bench.harness import Figure, cpu_device
+from textsift.config import load_params
+from textsift.registry import instances
+
+REPO = Path(__file__).resolve().parents[1]
+IMDB = REPO.parent / "shared" / "data" / "imdb"
+SIZES = (2_000, 10_000, 25_000)
+SEED = 1234
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--growth-sizes", type=int, nargs="*", default=list(SIZES), help="corpus sizes (documents)")
+    parser.add_argument("--growth-params", type=Path, default=REPO / "params.yaml",
+                        help="params file whose settings the grown projects use (ingest.source is replaced)")
+
+
+def imdb_subset(n: int, out: Path) -> Path:
+    """``n`` IMDB reviews drawn with a fixed seed from both files (the files are sorted by label, so a prefix would
+    hold one class), in file order, as a JSONL file with id, text and label; ingest splits them as it would a
+    user's file. Each smaller sample is a subset of each larger one (the draw is a prefix of one permutation)."""
+    lines = [line for name in ("train.jsonl.gz", "test.jsonl.gz")
+             for line in gzip.open(IMDB / name, "rt", encoding="utf-8")]
+    if n > len(lines):
+        raise SystemExit(f"IMDB holds {len(lines)} reviews, fewer than {n}")
+    chosen = sorted(np.random.default_rng(SEED).permutation(len(lines))[:n])
+    with out.open("w", encoding="utf-8") as sink:
+        for index in chosen:
+            row = json.loads(lines[index])
+            sink.write(json.dumps({"id": row["id"], "text": row["text"], "label": row["label"]}) + "\n")
+    return out
+
+
+def grown_project(root: Path, n: int, base: Path) -> Path:
+    """A project folder whose params are ``base``'s with the first ``n`` IMDB reviews as its source."""
+    root.mkdir(parents=True)
+    params = yaml.safe_load(base.read_text(encoding="utf-8"))
+    params["ingest"]["source"] = {"kind": "file", "path": str(imdb_subset(n, root / "imdb.jsonl")),
+                                  "format": "jsonl", "text_field": "text", "label_field": "label",
+                                  "id_field": "id"}
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    return root
+
+
+def run_measured(command: list[str], cwd: Path) -> tuple[float, float]:
+    """``command``'s wall seconds and its own peak resident memory in MiB (``wait4``); fails loudly."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    errors = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - started
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{errors.decode()[-3000:]}")
+    return seconds, usage.ru_maxrss / 1024  # Linux reports KiB
+
+
+def stage_costs(root: Path) -> dict[str, tuple[float, float]]:
+    """(seconds, peak MiB) of every stage instance of the project, run one after another in DAG order."""
+    textsift = str(Path(sys.executable).parent / "textsift")
+    costs = {}
+    for inst in instances(load_params(root / "params.yaml")):
+        command = [textsift, "stage", inst.stage.name, *(["--key", inst.key] if inst.key else [])]
+        costs[inst.name] = run_measured(command, root)
+    return costs
+
+
+def exponent(sizes: list[int], seconds: list[float]) -> float:
+    """The least-squares slope of log(seconds) over log(size)."""
+    xs, ys = [math.log(s) for s in sizes], [math.log(max(t, 1e-6)) for t in seconds]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
+
+
+def figures(args: argparse.Namespace) -> list[Figure]:
+    sizes = sorted(args.growth_sizes)
+    if len(sizes) < 2:
+        raise SystemExit("--growth-sizes: at least two sizes to fit a growth exponent")
+    where = cpu_device()
+    by_size: dict[int, dict[str, tuple[float, float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="textsift-growth-") as tmp:
+        for n in sizes:
+            by_size[n] = stage_costs(grown_project(Path(tmp) / f"n{n}", n, args.growth_params))
+    out = []
+    info = {"sizes": sizes, "corpus": f"IMDB reviews (N drawn with seed {SEED})", "params": str(args.growth_params)}
+    for name in by_size[sizes[0]]:
+        seconds = [by_size[n][name][0] for n in sizes]
+        peaks = [by_size[n][name][1] for n in sizes]
+        stage = name.replace("@", ".")
+        for n, s, peak in zip(sizes, seconds, peaks, strict=True):
+            out.append(Figure(f"growth.{stage}.seconds.{n}", s, "s", where, info))
+            out.append(Figure(f"growth.{stage}.peak_mib.{n}", peak, "MiB", where, info))
+        out.append(Figure(f"growth.{stage}.exponent", exponent(sizes, seconds), "slope", where,
+                          {**info, "largest_two": exponent(sizes[-2:], seconds[-2:])}))
+    for n in sizes:
+        out.append(Figure(f"growth.total.seconds.{n}", sum(c[0] for c in by_size[n].values()), "s", where, info))
+        out.append(Figure(f"growth.total.peak_mib.{n}", max(c[1] for c in by_size[n].values()), "MiB", where,
+                          info))
+    return out
