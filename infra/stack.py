@@ -3,7 +3,8 @@
 ``up`` brings up, in ``--state`` (default ``.textsift/infra``):
 
 * PostgreSQL (Debian's ``postgresql`` package; run as its ``postgres`` user when started by root, which
-  PostgreSQL refuses to run as, its cluster then in that user's home), on 127.0.0.1 only, with databases
+  PostgreSQL refuses to run as, its cluster then in that user's home), on 127.0.0.1 only, a password (SCRAM) in
+  ``<state>/pgpass`` (0600, handed to the servers as ``PGPASSFILE``, never on a command line), with databases
   ``mlflow`` and ``prefect``, kept from one ``up`` to the next (``down --purge`` deletes them);
 * an MLflow tracking server on it, artifacts in a local folder (``--artifacts-destination``: clients upload and
   download through the server, so no client needs the folder);
@@ -11,10 +12,13 @@
 * a Dask scheduler and ``--workers`` single-threaded workers, plus ``--gpu-workers`` advertising ``GPU=1``
   (the flow's ``--gpu-resource GPU`` routes GPU stages to those), all with the project on their path.
 
-Every port is free-chosen on 127.0.0.1 and written with the process ids to ``<state>/stack.json``; ``env`` prints
-the variables a run needs (``PREFECT_API_URL``, ``MLFLOW_TRACKING_URI``, ``TEXTSIFT_DASK_ADDRESS``) and ``down``
-stops every process and PostgreSQL. Logs are in ``<state>/logs``. Nothing listens beyond 127.0.0.1: put a proxy with
-authentication in front before other hosts use it (neither server checks who calls).
+Every port is free-chosen on 127.0.0.1 and written with the process ids (and start times) to ``<state>/stack.json``
+as each starts, so ``down`` stops what an interrupted ``up`` left; ``env`` prints the variables a run needs
+(``PREFECT_API_URL``, ``MLFLOW_TRACKING_URI``, ``TEXTSIFT_DASK_ADDRESS``) and ``down`` stops every process and
+PostgreSQL. Logs are in ``<state>/logs``. Nothing listens beyond 127.0.0.1, but 127.0.0.1 is no boundary against
+other local users: the MLflow and Prefect servers and the Dask scheduler check no caller (a Dask client runs code on
+the workers), so on a shared host run the stack under its own account or in a container, and put an authenticating
+proxy in front before other hosts use it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import hashlib
 import json
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import socket
@@ -33,6 +38,8 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent  # this environment's mlflow, prefect and dask
@@ -73,36 +80,69 @@ def postgres_home(state: Path) -> Path:
     return Path(pwd.getpwnam("postgres").pw_dir) / f"textsift-{digest}"
 
 
-def start_postgres(state: Path) -> dict[str, Any]:
-    """The cluster of ``state`` (made on the first ``up``, kept by ``down`` unless purged) on a free port, trust
-    authentication from 127.0.0.1 only, with the databases the servers use."""
+def password_file(state: Path) -> Path:
+    """The ``PGPASSFILE`` (mode 0600) holding the database role's password, made once per stack: the servers and
+    ``createdb`` read it, so the password is on no command line (``ps`` shows those to every local user)."""
+    path = state / "pgpass"
+    if not path.exists():
+        path.write_text(f"127.0.0.1:*:*:{PG_USER}:{secrets.token_hex(24)}\n", encoding="utf-8")
+        path.chmod(0o600)
+    return path
+
+
+def start_postgres(state: Path, record: dict[str, Any]) -> None:
+    """The cluster of ``state`` (made on the first ``up``, kept by ``down`` unless purged) on a free port of
+    127.0.0.1, password (SCRAM) authentication over TCP and the OS user over the socket, recorded in ``record``
+    as soon as it runs; then the databases the servers use, those missing."""
     pg, home, port = postgres_bin(), postgres_home(state), free_port()
     data, sockets = home / "data", home / "socket"
-    fresh = not (data / "PG_VERSION").exists()
     home.mkdir(parents=True, exist_ok=True)
     sockets.mkdir(exist_ok=True)
     if os.geteuid() == 0:
         user = pwd.getpwnam("postgres")
         for folder in (home, sockets):
             os.chown(folder, user.pw_uid, user.pw_gid)
-    if fresh:
-        subprocess.run(as_server_user([str(pg / "initdb"), "-D", str(data), "-U", PG_USER, "-A", "trust",
-                                       "--no-instructions"]), check=True, capture_output=True)
+    passfile = password_file(state)
+    if not (data / "PG_VERSION").exists():
+        handed = home / "initial-password"  # the server's user reads it once; removed at once
+        handed.write_text(passfile.read_text(encoding="utf-8").rsplit(":", 1)[1], encoding="utf-8")
+        handed.chmod(0o600)
+        if os.geteuid() == 0:
+            os.chown(handed, user.pw_uid, user.pw_gid)
+        try:
+            subprocess.run(as_server_user([str(pg / "initdb"), "-D", str(data), "-U", PG_USER, "--auth-local=peer",
+                                           "--auth-host=scram-sha-256", f"--pwfile={handed}", "--no-instructions"]),
+                           check=True, capture_output=True)
+        finally:
+            handed.unlink()
     subprocess.run(as_server_user([str(pg / "pg_ctl"), "-D", str(data), "-l", str(home / "postgres.log"), "-w",
                                    "start", "-o", f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1"]),
                    check=True, capture_output=True)
-    for name in DATABASES if fresh else ():
-        subprocess.run([str(pg / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", PG_USER, name], check=True,
-                       capture_output=True)
-    return {"port": port, "home": str(home), "bin": str(pg)}
+    record["postgres"] = {"port": port, "home": str(home), "bin": str(pg)}
+    save(state, record)
+    env = {**os.environ, "PGPASSFILE": str(passfile)}
+    for name in DATABASES:
+        made = subprocess.run([str(pg / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", PG_USER, name],
+                              env=env, capture_output=True, text=True, check=False)
+        if made.returncode != 0 and "already exists" not in made.stderr:
+            raise SystemExit(f"createdb {name} failed: {made.stderr.strip()[-500:]}")
 
 
-def spawn(command: list[str], log: Path, env: dict[str, str], cwd: Path = REPO) -> int:
-    """Start ``command`` in its own process group, output to ``log``; its pid."""
+def save(state: Path, record: dict[str, Any]) -> None:
+    """Write the stack record now (after each start), so ``down`` reaches whatever an interrupted ``up`` left."""
+    path = state / "stack.json"
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(record, indent=1), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def spawn(command: list[str], log: Path, env: dict[str, str], cwd: Path = REPO) -> list[float]:
+    """Start ``command`` in its own process group, output to ``log``; its pid and start time (``down`` kills a
+    recorded pid only while it is that process: after a reboot the number may be another's)."""
     with log.open("ab") as out:
         process = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)
-    return process.pid
+    return [process.pid, psutil.Process(process.pid).create_time()]
 
 
 def wait_for(url: str, what: str, seconds: float = 120) -> None:
@@ -124,30 +164,35 @@ def up(state: Path, workers: int, gpu_workers: int, project: Path) -> dict[str, 
         raise SystemExit(f"a stack is recorded in {state}: `python infra/stack.py down --state {state}` first")
     logs = state / "logs"
     logs.mkdir(parents=True, exist_ok=True)
+    fresh = not (postgres_home(state) / "data" / "PG_VERSION").exists()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH")))),
            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "true", "MLFLOW_DISABLE_TELEMETRY": "true"}
     record: dict[str, Any] = {"state": str(state), "pids": {}}
+
+    def started(name: str, command: list[str], log: Path, environment: dict[str, str], cwd: Path = REPO) -> None:
+        record["pids"][name] = spawn(command, log, environment, cwd)
+        save(state, record)
+
     try:
-        record["postgres"] = start_postgres(state)
+        start_postgres(state, record)
         database = f"{PG_USER}@127.0.0.1:{record['postgres']['port']}"
+        env["PGPASSFILE"] = str(password_file(state))  # the servers' drivers (libpq, asyncpg) read it
         mlflow_port, prefect_port = free_port(), free_port()
         artifacts = state / "mlartifacts"
         artifacts.mkdir(exist_ok=True)
-        record["pids"]["mlflow"] = spawn(
-            [str(BIN / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(mlflow_port),
-             "--backend-store-uri", f"postgresql+psycopg2://{database}/mlflow", "--artifacts-destination",
-             str(artifacts), "--workers", "1"], logs / "mlflow.log", env)
+        started("mlflow", [str(BIN / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(mlflow_port),
+                           "--backend-store-uri", f"postgresql+psycopg2://{database}/mlflow",
+                           "--artifacts-destination", str(artifacts), "--workers", "1"], logs / "mlflow.log", env)
         prefect_env = {**env, "PREFECT_HOME": str(state / "prefect"),
                        "PREFECT_API_DATABASE_CONNECTION_URL": f"postgresql+asyncpg://{database}/prefect"}
-        record["pids"]["prefect"] = spawn([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1",
-                                           "--port", str(prefect_port)], logs / "prefect.log", prefect_env)
+        started("prefect", [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port",
+                            str(prefect_port)], logs / "prefect.log", prefect_env)
         record["mlflow_uri"] = f"http://127.0.0.1:{mlflow_port}"
         record["prefect_api"] = f"http://127.0.0.1:{prefect_port}/api"
         dask_port = free_port()
         record["dask_address"] = f"tcp://127.0.0.1:{dask_port}"
-        record["pids"]["dask-scheduler"] = spawn(
-            [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(dask_port), "--no-dashboard"],
-            logs / "dask-scheduler.log", env)
+        started("dask-scheduler", [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(dask_port),
+                                   "--no-dashboard"], logs / "dask-scheduler.log", env)
         wait_for(f"{record['mlflow_uri']}/health", "the MLflow server")
         wait_for(f"{record['prefect_api']}/health", "the Prefect server")
         client_env = {**env, "PREFECT_API_URL": record["prefect_api"], "MLFLOW_TRACKING_URI": record["mlflow_uri"],
@@ -155,19 +200,18 @@ def up(state: Path, workers: int, gpu_workers: int, project: Path) -> dict[str, 
         for kind, count, extra in (("cpu", workers, []), ("gpu", gpu_workers, ["--resources", "GPU=1"])):
             for index in range(count):
                 name = f"{kind}-{index}"
-                record["pids"][f"dask-worker-{name}"] = spawn(
-                    [str(BIN / "dask"), "worker", record["dask_address"], "--name", name, "--host", "127.0.0.1",
-                     "--nthreads", "1", "--no-dashboard", "--no-nanny", *extra], logs / f"dask-{name}.log",
-                    client_env)
+                started(f"dask-worker-{name}", [str(BIN / "dask"), "worker", record["dask_address"], "--name", name,
+                                                "--host", "127.0.0.1", "--nthreads", "1", "--no-dashboard",
+                                                "--no-nanny", *extra], logs / f"dask-{name}.log", client_env)
         subprocess.run([str(BIN / "prefect"), "work-pool", "create", POOL, "--type", "process", "--overwrite"],
                        env=client_env, check=True, capture_output=True)
-        record["pids"]["prefect-worker"] = spawn([str(BIN / "prefect"), "worker", "start", "--pool", POOL],
-                                                 logs / "prefect-worker.log", client_env, cwd=project)
+        started("prefect-worker", [str(BIN / "prefect"), "worker", "start", "--pool", POOL],
+                logs / "prefect-worker.log", client_env, cwd=project)
     except BaseException:
-        (state / "stack.json").write_text(json.dumps(record), encoding="utf-8")
-        down(state)
+        save(state, record)
+        down(state, purge=fresh)  # an interrupted first up leaves no cluster behind
         raise
-    (state / "stack.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
+    save(state, record)
     return record
 
 
@@ -178,18 +222,15 @@ def down(state: Path, purge: bool = False) -> None:
     if not path.exists():
         return
     record = json.loads(path.read_text(encoding="utf-8"))
-    pids = list(record.get("pids", {}).values())
+    pids = [int(pid) for pid, started in record.get("pids", {}).values() if _same_process(int(pid), started)]
     for pid in reversed(pids):  # clients before servers
-        try:
-            os.killpg(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+        _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + 30
     for pid in pids:
         while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.2)
         if _alive(pid):
-            os.killpg(pid, signal.SIGKILL)
+            _signal(pid, signal.SIGKILL)
     if "postgres" in record:
         pg, home = Path(record["postgres"]["bin"]), Path(record["postgres"]["home"])
         subprocess.run(as_server_user([str(pg / "pg_ctl"), "-D", str(home / "data"), "-m", "fast", "-w", "stop"]),
@@ -198,14 +239,31 @@ def down(state: Path, purge: bool = False) -> None:
             shutil.rmtree(home, ignore_errors=True)
     path.unlink()
     if purge:
-        shutil.rmtree(state / "mlartifacts", ignore_errors=True)
-        shutil.rmtree(state / "prefect", ignore_errors=True)
+        for made in ("mlartifacts", "prefect", "pgpass"):
+            target = state / made
+            shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink(missing_ok=True)
+
+
+def _same_process(pid: int, started: float) -> bool:
+    """Whether ``pid`` is still the process the stack started (not a later one given the same number)."""
+    try:
+        return abs(psutil.Process(pid).create_time() - started) < 1e-3
+    except psutil.Error:
+        return False
+
+
+def _signal(pid: int, sig: int) -> None:
+    """``sig`` to the process group of ``pid``; nothing when it is gone or not ours to signal."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _alive(pid: int) -> bool:
     try:
         os.killpg(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):
         return False
     return True
 

@@ -65,9 +65,10 @@ class Placements(SchedulerPlugin):
 @contextmanager
 def team_stack(state: Path, project: Path) -> Iterator[dict[str, str]]:
     """``python infra/stack.py up`` (one CPU and one GPU Dask worker); the variables it prints; ``down --purge``."""
-    up = subprocess.run([*STACK, "up", "--state", str(state), "--workers", "1", "--gpu-workers", "1", "--project",
-                         str(project)], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
-    try:
+    try:  # a killed `up` has recorded what it started: the `down` below stops it
+        up = subprocess.run([*STACK, "up", "--state", str(state), "--workers", "1", "--gpu-workers", "1",
+                             "--project", str(project)], cwd=REPO, capture_output=True, text=True, timeout=300,
+                            check=False)
         assert up.returncode == 0, f"{up.stdout[-2000:]}\n{up.stderr[-3000:]}"
         yield dict(line.removeprefix("export ").split("=", 1) for line in up.stdout.splitlines()
                    if line.startswith("export "))
@@ -84,7 +85,8 @@ def _stored_in_postgres(state: Path) -> dict[str, list]:
     for database, query in (("mlflow", "select r.name, t.value from runs r left join tags t on t.run_uuid = "
                                        "r.run_uuid and t.key = 'mlflow.parentRunId'"),
                             ("prefect", "select state_type from flow_run")):
-        with psycopg2.connect(host="127.0.0.1", port=port, user="textsift", dbname=database) as connection, \
+        with psycopg2.connect(host="127.0.0.1", port=port, user="textsift", dbname=database,
+                              passfile=str(state / "pgpass")) as connection, \
                 connection.cursor() as cursor:
             cursor.execute(query)
             out[database] = cursor.fetchall()
