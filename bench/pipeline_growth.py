@@ -4,7 +4,9 @@ For each size N reviews of ``../shared/data/imdb`` drawn with a fixed seed becom
 (``ingest.source``: a JSONL file, ``id`` and ``label`` read, split by ingest as a user's file is), in a fresh project
 folder with the shipped ``params.yaml`` (or ``--growth-params``). Every stage instance then runs in
 DAG order as its own ``textsift stage`` process, as under ``dvc repro``, so each one's wall time and peak resident
-memory (``wait4``'s ``ru_maxrss`` of that process alone) are its own. Per stage: seconds and peak MiB at each size,
+memory (``wait4``'s ``ru_maxrss``: that process and the children it waited for) are its own. The per-user model
+cache is off, so every size trains what it trains (a cache filled at the first size would make the larger ones
+look cheaper). Per stage: seconds and peak MiB at each size,
 and the growth exponent, the slope of log(seconds) over log(N) across the sizes (1: linear; above 1.1 the stage
 grows faster than its input). Fixed costs (imports, model loads, training on the detector's own data) make small
 sizes look sub-linear: the exponent between the two largest sizes is reported beside the overall one.
@@ -72,9 +74,11 @@ def grown_project(root: Path, n: int, base: Path) -> Path:
 
 
 def run_measured(command: list[str], cwd: Path) -> tuple[float, float]:
-    """``command``'s wall seconds and its own peak resident memory in MiB (``wait4``); fails loudly."""
+    """``command``'s wall seconds and peak resident memory in MiB (``wait4``: it and the children it waited for),
+    without the per-user model cache; fails loudly."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {**os.environ, "TEXTSIFT_CACHE_DIR": "off"}
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert process.stderr is not None
     errors = process.stderr.read()
     _, status, usage = os.wait4(process.pid, 0)
@@ -103,9 +107,9 @@ def exponent(sizes: list[int], seconds: list[float]) -> float:
 
 
 def figures(args: argparse.Namespace) -> list[Figure]:
-    sizes = sorted(args.growth_sizes)
-    if len(sizes) < 2:
-        raise SystemExit("--growth-sizes: at least two sizes to fit a growth exponent")
+    sizes = sorted(set(args.growth_sizes))
+    if len(sizes) < 2 or sizes[0] < 1:
+        raise SystemExit("--growth-sizes: at least two different positive sizes to fit a growth exponent")
     where = cpu_device()
     by_size: dict[int, dict[str, tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="textsift-growth-") as tmp:
