@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from textsift.errors import ConfigError
-from textsift.tracking import RELEASE_TAG, Tracker
+from textsift.tracking import PRIVATIZER_TAG, Tracker
 
 ALIAS = "recommended"
 PROMOTED = "textsift.promoted_version"  # registered-model tag: where the last `textsift promote` put @recommended
@@ -96,13 +96,27 @@ def promote(tracker: Tracker, name: str, setting: str, run_id: str, reason: str,
 
 def _judged_privatizer(tracker: Tracker, privatizer: str, setting: str, run_id: str, classifier: dict[str, Any]
                        ) -> dict[str, Any] | None:
-    """The privatizer version that made the corpus the chosen classifier was trained and judged on (the release
-    digest both carry: it may come from an earlier pipeline run when privatize was taken from the cache); for a
-    classifier registered before releases were recorded, the version of the same pipeline run."""
-    release = classifier["tags"].get(RELEASE_TAG)
-    if release is None:
+    """The privatizer version judged with the chosen classifier: the one ``evaluate`` named on it
+    (:data:`~textsift.tracking.PRIVATIZER_TAG`, found by the digest of the corpus it released, so it may come from an
+    earlier pipeline run when privatize was taken from the cache); None when the setting has no served form; for a
+    classifier registered before versions were named, the privatizer of the same pipeline run.
+
+    Raises:
+        ConfigError: the setting has privatizer versions, but none made the corpus judged in ``run_id`` (privatize
+            ran with ``tracking.log_models`` off, against another MLflow store, or before releases were recorded):
+            promoting would take the alias off the privatizer and leave nothing to serve.
+    """
+    named = classifier["tags"].get(PRIVATIZER_TAG)
+    if named is None:
         return tracker.latest_version(privatizer, setting, run_id)
-    return tracker.latest_version(privatizer, setting, release=release)
+    found = [v for v in tracker.model_versions(privatizer) if v["version"] == named]
+    if found:
+        return found[0]
+    if named == "none" and tracker.latest_version(privatizer, setting) is None:
+        return None  # no served form of this setting was ever registered: nothing to ship, nothing to clear
+    raise ConfigError(f"promote: no version of {privatizer} for setting {setting!r} made the corpus judged in run "
+                      f"{run_id}; run privatize@{setting} again (`make run ARGS=--force` or `dvc repro -f "
+                      f"privatize@{setting}`), then evaluate, and promote from that run")
 
 
 def check_promoted(tracker: Tracker, model_uri: str) -> None:

@@ -32,6 +32,7 @@ OWNER_TAG = "textsift.owner"  # host:pid:start of the process that runs it (see 
 # a registered version's link to what was judged: the SHA-256 of the released corpus its setting made. A privatize
 # stage taken from the cache registers nothing, so its privatizer is found by what it released, not by pipeline run
 RELEASE_TAG = "textsift.release"
+PRIVATIZER_TAG = "textsift.privatizer_version"  # on a classifier: the privatizer version judged with it, or "none"
 _MAX_PARAM_CHARS = 6000
 
 

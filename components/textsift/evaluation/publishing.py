@@ -42,7 +42,7 @@ from textsift.mechanisms.registry import mechanism
 from textsift.serving.service import serving_refusal
 from textsift.stage_cache import content_digest
 from textsift.stage_context import StageContext
-from textsift.tracking import RELEASE_TAG, git_commit
+from textsift.tracking import PRIVATIZER_TAG, RELEASE_TAG, git_commit
 
 log = logging.getLogger("textsift")
 COMPOSED = "all DP releases"  # the ledger row that composes every DP release of a document
@@ -216,21 +216,25 @@ def release_digest(ctx: StageContext, setting: str) -> str:
     return content_digest(ctx.input("privatized", setting))
 
 
-def tag_privatizers(ctx: StageContext, frontier: pd.DataFrame, proposed: str | None) -> None:
+def tag_privatizers(ctx: StageContext, frontier: pd.DataFrame, proposed: str | None) -> dict[str, str]:
     """Put each setting's verdict on the privatizer version that made the corpus judged here (its release digest,
     whichever pipeline run registered it: a privatize stage taken from the cache registers nothing), so the
-    registry entry that ships a setting says how it was judged and in which run (``textsift promote`` reads it)."""
+    registry entry that ships a setting says how it was judged and in which run; the version per setting, which
+    each classifier names (:data:`PRIVATIZER_TAG`) so ``textsift promote`` ships exactly it."""
     name, pipeline_run = ctx.params.tracking.registered_privatizer, ctx.parent_run_id or ctx.run_id
+    judged: dict[str, str] = {}
     for _, row in frontier[frontier["setting"] != "original"].iterrows():
         setting = str(row["setting"])
         version = ctx.tracker.latest_version(name, setting, release=release_digest(ctx, setting))
         if version is not None:
             ctx.tracker.tag_model(name, {**verdict_tags(row, proposed), "textsift.judged_in": pipeline_run},
                                   version=version["version"])
+            judged[setting] = version["version"]
+    return judged
 
 
-def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[str, str], proposed: str | None
-                         ) -> None:
+def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[str, str], proposed: str | None,
+                         privatizers: dict[str, str]) -> None:
     """Log each privatized corpus's baseline classifier (with its signature) and register it as a model version.
 
     One version of ``tracking.registered_model`` per setting, tagged with its setting and the pipeline run; the
@@ -252,7 +256,8 @@ def register_classifiers(ctx: StageContext, models: dict[str, Any], runs: dict[s
         run_id = runs.get(setting, ctx.run_id)
         ctx.tracker.log_sklearn_model(run_id, model, CLASSIFIER, text_column=TEXT_COLUMN)
         tags = {"textsift.setting": setting, "textsift.pipeline_run": pipeline_run,
-                "textsift.proposed": str(setting == proposed).lower(), RELEASE_TAG: release_digest(ctx, setting)}
+                "textsift.proposed": str(setting == proposed).lower(), RELEASE_TAG: release_digest(ctx, setting),
+                PRIVATIZER_TAG: privatizers.get(setting, "none")}  # the served form judged with it, or none
         version = ctx.tracker.register_model(name, run_id, CLASSIFIER, tags)
         if setting == proposed:
             log.info("evaluate: %s version %s (setting %s) is proposed; `textsift promote %s --run %s` makes it "

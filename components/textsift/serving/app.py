@@ -140,10 +140,10 @@ def _entities(payload: dict[str, Any]) -> str | None | JSONResponse:
     if not isinstance(asked, list) or not asked or not all(isinstance(a, str) for a in asked):
         return _error(422, "\"entities\" must be a non-empty list of entity types or groups")
     known = (*ENTITY_TYPES, *IDENTIFIER_GROUPS)
-    unknown = _unknown(asked, known)
-    if unknown is not None:
-        return _error(422, f"{unknown} is not an entity type: the types are {', '.join(ENTITY_TYPES)} and the "
-                           f"groups {', '.join(IDENTIFIER_GROUPS)}")
+    unknown = next((position for position, name in enumerate(asked) if name not in known), None)
+    if unknown is not None:  # named by position: a value ("555-0100", a surname) could be text
+        return _error(422, f"\"entities\"[{unknown}] is not an entity type: the types are "
+                           f"{', '.join(ENTITY_TYPES)} and the groups {', '.join(IDENTIFIER_GROUPS)}")
     return ",".join(asked)
 
 

@@ -136,8 +136,8 @@ def run(ctx: StageContext) -> None:
                                                       ctx.params.evaluate.recommend.leak_rate))
     setting_runs = log_setting_runs(ctx, frontier, utility, privacy)
     if ctx.params.tracking.log_models:
-        register_classifiers(ctx, scored.models, setting_runs, proposal.setting)
-        tag_privatizers(ctx, frontier, proposal.setting)
+        judged = tag_privatizers(ctx, frontier, proposal.setting)
+        register_classifiers(ctx, scored.models, setting_runs, proposal.setting, judged)
     log_embedding_runs(ctx, embeddings)
 
 
