@@ -146,7 +146,7 @@ def test_without_gold_spans_the_tokenizer_still_learns_no_member_phone_number_or
                       "tokenizer without gold spans")
 
 
-def test_registered_classifiers_reveal_no_member(planted: tuple) -> None:
+def test_registered_classifiers_reveal_no_member(planted: tuple, tmp_path: Path) -> None:
     """What ``evaluate`` trains per corpus goes through ``register_classifiers``; the attacker reads every logged
     pipeline: a hashed n-gram with a document frequency (``idf_`` below the never-seen value) or a non-zero
     coefficient was in the training text."""
@@ -157,9 +157,11 @@ def test_registered_classifiers_reveal_no_member(planted: tuple) -> None:
     logged: list[Any] = []
     tracker = SimpleNamespace(log_sklearn_model=lambda run_id, model, name, text_column=None: logged.append(model),
                               register_model=lambda name, run_id, path, tags: "1")
+    released = tmp_path / "red.parquet"  # the corpus the classifier is registered with (its release digest)
+    released.write_bytes(b"released corpus")
     ctx = SimpleNamespace(params=SimpleNamespace(tracking=SimpleNamespace(registered_model="clf")), run_id="run",
-                          parent_run_id="parent", tracker=tracker)
-    register_classifiers(ctx, models, {"original": "r0", "red": "r1"}, proposed="red")
+                          parent_run_id="parent", tracker=tracker, input=lambda name, key=None: released)
+    register_classifiers(ctx, models, {"original": "r0", "red": "r1"}, proposed="red", privatizers={})
     assert logged, "nothing registered"
 
     def seen_by(model: Any, value: str) -> bool:
