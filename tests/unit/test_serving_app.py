@@ -160,3 +160,19 @@ def test_a_model_that_cannot_read_entities_refuses_them_rather_than_ignoring_the
     status, answer = _post_to(client, "/privatize", '{"records": [{"text": "x"}], "entities": ["all"]}')
     assert status == 422 and "takes no \"entities\"" in answer["error"]
     assert _post_to(client, "/privatize", '{"records": [{"text": "x"}]}')[0] == 200
+
+
+def test_the_openapi_document_describes_exactly_the_fields_the_parser_accepts() -> None:
+    from textsift.serving.app import BODY_FIELDS, RECORD_FIELDS
+
+    document = _client().get("/openapi.json")
+    assert document.status_code == 200 and "$defs" not in document.text  # every reference inlined: all resolve
+    paths = document.json()["paths"]
+    for route, answer_fields in (("/privatize", {"id", "text", "epsilon"}), ("/analyze", {"id", "entities"})):
+        operation = paths[route]["post"]
+        body = operation["requestBody"]["content"]["application/json"]["schema"]
+        assert set(body["properties"]) == set(BODY_FIELDS) and body["required"] == ["records"]
+        assert set(body["properties"]["records"]["items"]["properties"]) == set(RECORD_FIELDS)
+        answer = operation["responses"]["200"]["content"]["application/json"]["schema"]
+        assert set(answer["properties"]["records"]["items"]["properties"]) == answer_fields
+        assert {"400", "401", "413", "422", "429", "500"} <= set(operation["responses"])

@@ -16,7 +16,9 @@ that is not valid Unicode (a lone surrogate, sent as a JSON escape) or an intege
 converts 422, and any fault of the server 500 (its error class only) — each error is JSON, names the problem
 (and, for a record, its position and id), never the text, and is counted in ``/metrics``.
 Model calls run one at a time off the event loop, so ``/health`` and ``/metrics`` answer during a long one.
-``GET /health`` says which setting is served and with which key (its fingerprint); ``GET /metrics`` gives
+``GET /openapi.json`` describes both routes (:mod:`textsift.serving.api_schema`; no token needed, no browser page: it
+would load its scripts from a CDN). ``GET /health`` says which setting is served and with which key (its
+fingerprint); ``GET /metrics`` gives
 request, document, model-call and error counts and the time spent, in the Prometheus text format. A token may have
 at most ``rate_limit`` records privatized per minute (429 with ``Retry-After`` beyond), and every request is a line
 of the audit log — counts, never text (:mod:`textsift.serving.guard`). Each answer is a fresh draw
@@ -42,6 +44,7 @@ from starlette.concurrency import run_in_threadpool
 
 from textsift.detection.params import ENTITY_TYPES, IDENTIFIER_GROUPS
 from textsift.errors import InputError
+from textsift.serving.api_schema import AnalyzeAnswer, PrivatizeAnswer, operation
 from textsift.serving.batching import Batcher
 from textsift.serving.guard import AuditLog, RateLimit
 from textsift.serving.model import ENTITIES, row_ids
@@ -182,7 +185,7 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
     them dropped by MLflow, silently: such a request is refused instead)."""
     if len(token) < 16:
         raise ValueError("the serving token must have at least 16 characters")
-    app = FastAPI(title="textsift privatizer", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="textsift privatizer", docs_url=None, redoc_url=None, openapi_url="/openapi.json")
     counters = _Counters()
     expected = f"Bearer {token}".encode()
     batcher = Batcher(model.predict, max_records)
@@ -260,14 +263,14 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
             counters.seconds += time.perf_counter() - started
         return finish(response, len(records), started)
 
-    @app.post("/privatize")
+    @app.post("/privatize", openapi_extra=operation(PrivatizeAnswer), summary="privatize each record's text")
     async def privatize(request: Request) -> Any:
         try:
             return await answer(request, privatized)
         except Exception as err:  # noqa: BLE001 - any other fault: JSON, counted, its class only (never its message)
             return finish(_error(500, f"the server failed ({type(err).__name__})"))
 
-    @app.post("/analyze")
+    @app.post("/analyze", openapi_extra=operation(AnalyzeAnswer), summary="what /privatize would replace")
     async def analyze(request: Request) -> Any:
         if analyzer is None:
             return finish(_error(404, "this service does not analyze: it serves /privatize only"))
