@@ -36,6 +36,17 @@ PRIVATIZER_TAG = "textsift.privatizer_version"  # on a classifier: the privatize
 _MAX_PARAM_CHARS = 6000
 
 
+def newest_version(versions: list[dict[str, Any]], setting: str, run_id: str | None = None,
+                   release: str | None = None) -> dict[str, Any] | None:
+    """The newest of ``versions`` (:meth:`Tracker.model_versions`) tagged with ``setting``, registered by pipeline run
+    ``run_id`` when given (its ``textsift.pipeline_run`` tag or its own run) and made from the released corpus of
+    digest ``release`` when given (its :data:`RELEASE_TAG`); None when none is."""
+    found = [v for v in versions if v["tags"].get("textsift.setting") == setting
+             and (run_id is None or run_id in (v["tags"].get("textsift.pipeline_run"), v["run_id"]))
+             and (release is None or v["tags"].get(RELEASE_TAG) == release)]
+    return max(found, key=lambda v: int(v["version"])) if found else None
+
+
 def resolve_uri(params: TrackingParams, root: Path) -> str:
     """MLFLOW_TRACKING_URI, else ``tracking.uri``, else ``sqlite:///<root>/mlruns.db``."""
     uri = os.environ.get("MLFLOW_TRACKING_URI") or params.uri
@@ -271,13 +282,8 @@ class Tracker:
 
     def latest_version(self, name: str, setting: str, run_id: str | None = None, release: str | None = None
                        ) -> dict[str, Any] | None:
-        """The newest version of ``name`` tagged with ``setting`` (registered by pipeline run ``run_id``, when
-        given: its ``textsift.pipeline_run`` tag or its own run; made from the released corpus of digest
-        ``release``, when given: its :data:`RELEASE_TAG`), or None."""
-        found = [v for v in self.model_versions(name) if v["tags"].get("textsift.setting") == setting
-                 and (run_id is None or run_id in (v["tags"].get("textsift.pipeline_run"), v["run_id"]))
-                 and (release is None or v["tags"].get(RELEASE_TAG) == release)]
-        return max(found, key=lambda v: int(v["version"])) if found else None
+        """The newest version of ``name`` for ``setting`` (:func:`newest_version`), or None."""
+        return newest_version(self.model_versions(name), setting, run_id, release)
 
     def delete_alias(self, name: str, alias: str) -> None:
         """Remove ``alias`` of ``name`` (nothing when it is not set)."""

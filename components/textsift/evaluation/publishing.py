@@ -42,7 +42,7 @@ from textsift.mechanisms.registry import mechanism
 from textsift.serving.service import serving_refusal
 from textsift.stage_cache import content_digest
 from textsift.stage_context import StageContext
-from textsift.tracking import PRIVATIZER_TAG, RELEASE_TAG, git_commit
+from textsift.tracking import PRIVATIZER_TAG, RELEASE_TAG, git_commit, newest_version
 
 log = logging.getLogger("textsift")
 COMPOSED = "all DP releases"  # the ledger row that composes every DP release of a document
@@ -222,10 +222,11 @@ def tag_privatizers(ctx: StageContext, frontier: pd.DataFrame, proposed: str | N
     registry entry that ships a setting says how it was judged and in which run; the version per setting, which
     each classifier names (:data:`PRIVATIZER_TAG`) so ``textsift promote`` ships exactly it."""
     name, pipeline_run = ctx.params.tracking.registered_privatizer, ctx.parent_run_id or ctx.run_id
+    versions = ctx.tracker.model_versions(name)  # one registry search for every setting
     judged: dict[str, str] = {}
     for _, row in frontier[frontier["setting"] != "original"].iterrows():
         setting = str(row["setting"])
-        version = ctx.tracker.latest_version(name, setting, release=release_digest(ctx, setting))
+        version = newest_version(versions, setting, release=release_digest(ctx, setting))
         if version is not None:
             ctx.tracker.tag_model(name, {**verdict_tags(row, proposed), "textsift.judged_in": pipeline_run},
                                   version=version["version"])
