@@ -26,7 +26,7 @@ from transformers import AutoTokenizer, BertModel, PreTrainedTokenizerFast
 from textsift.device import autocast, global_torch_rng
 from textsift.evaluation.params import TransformerClassifierParams
 from textsift.models.detector_encoders import keep_layers
-from textsift.models.loading import hf_folders, isolated_bert, load_pretrained
+from textsift.models.loading import bert_without_pooler, hf_folders, load_pretrained
 from textsift.models.schedule import warmup_then_decay
 from textsift.rng import generator, torch_seed
 
@@ -73,7 +73,7 @@ def fine_tune(
     model_dir, tokenizer_dir = hf_folders(encoder_folder)
     classes = sorted(set(labels))
     tokenizer = load_pretrained(AutoTokenizer.from_pretrained, tokenizer_dir)
-    encoder = load_pretrained(isolated_bert, model_dir)
+    encoder = load_pretrained(bert_without_pooler, model_dir)
     keep_layers(encoder, params.encoder_layers)
     with global_torch_rng():  # constructors draw from torch's shared generator: never beside a seeded task
         model = MeanPoolClassifier(encoder, len(classes),

@@ -27,7 +27,7 @@ from textsift.interests.synthetic import NONE, SEPARATOR, InterestPost
 from textsift.interests.unilm import UniLMSeq2Seq, beam_search, encode_pairs, loss
 from textsift.models.bucketing import length_batches
 from textsift.models.detector_encoders import INIT_STD, init_weights, keep_layers, minilm_folder
-from textsift.models.loading import hf_folders, isolated_bert, load_pretrained
+from textsift.models.loading import bert_without_pooler, hf_folders, load_pretrained
 from textsift.models.schedule import warmup_then_decay
 from textsift.rng import generator, torch_seed
 
@@ -58,7 +58,7 @@ def build_model(params: InterestParams, seed: int) -> InterestModel:
             encoder = RoFormerModel(config)
         init_weights(encoder, weights)
     else:
-        encoder = load_pretrained(isolated_bert, str(model_dir))
+        encoder = load_pretrained(bert_without_pooler, str(model_dir))
         keep_layers(encoder, params.encoder_layers)
     with global_torch_rng():
         model = UniLMSeq2Seq(encoder, weights)

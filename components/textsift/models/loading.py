@@ -17,6 +17,7 @@ from typing import Any
 from transformers import BertModel
 from transformers.utils import logging as hf_logging
 
+from textsift.device import global_torch_rng
 from textsift.errors import InputError
 
 _LOAD_LOCK = threading.Lock()
@@ -36,8 +37,6 @@ def load_pretrained(loader: Callable[..., Any], *args: Any, **kwargs: Any) -> An
     textsift adds or drops on purpose (a classifier on the fill-in encoder, the MLM head of a
     sentence encoder) in a table on every run.
     """
-    from textsift.device import global_torch_rng
-
     with global_torch_rng(), _LOAD_LOCK:
         level = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()
@@ -67,7 +66,7 @@ def hf_folders(root: str | Path) -> tuple[Path, Path]:
     return model_dir, tokenizer_dir
 
 
-def isolated_bert(folder: str | Path) -> Any:
+def bert_without_pooler(folder: str | Path) -> Any:
     """``BertModel.from_pretrained(folder)`` without a pooler; call it through :func:`load_pretrained`, which isolates
     its constructor's random draws from torch's shared generator."""
     return BertModel.from_pretrained(str(folder), add_pooling_layer=False)
