@@ -29,7 +29,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _start(root: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "flows.pipeline", "--root", str(root)], cwd=REPO,
+    """``make run``'s command as a fresh shell runs it: with no Prefect server address (another module of this
+    pytest worker may have exported its session server's), so it starts its own temporary one."""
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    return subprocess.Popen([sys.executable, "-m", "flows.pipeline", "--root", str(root)], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
