@@ -68,9 +68,11 @@ def stages(params: Path = typer.Option(Path("params.yaml"))) -> None:
         loaded = load_params(params)
     except TextsiftError as err:
         _fail(err)
-    for inst in instances(loaded):
+    listed = instances(loaded)
+    width = max(len(inst.name) for inst in listed) + 2  # a long setting name still leaves a gap before the summary
+    for inst in listed:
         gpu = " [gpu]" if inst.stage.gpu else ""
-        typer.echo(f"{inst.name:28s}{inst.stage.summary}{gpu}")
+        typer.echo(f"{inst.name:{width}s}{inst.stage.summary}{gpu}")
 
 
 @dvc_app.command("render")
