@@ -157,6 +157,9 @@ def test_gum_joins_training_its_test_splits_never_train_and_are_the_real_test_se
     assert data.annotated == {"gum": GUM_TYPES} and data.label_set == ("PERSON", "LOC", "ORG", "DATE")
     assert data.counts() == {"train": {"gum": 1}, "validation": {"gum": 1}, "test": {"gum": 2}}
     assert build_detector_data(params.model_copy(update={"gum_path": None}), 7, gum=gum).counts()["train"] == {}
+    repeated = build_detector_data(params.model_copy(update={"gum_repeat": 3}), 7, gum=gum)
+    assert repeated.counts() == {"train": {"gum": 3}, "validation": {"gum": 1}, "test": {"gum": 2}}  # train only
+    assert set(repeated.train) == set(data.train) and repeated.test == data.test
     sets = real_test_sets(params.model_copy(update={"gum_path": "gum"}), root=tmp_path)
     assert set(sets) == set(GUM_TEST_SETS) and sets["gum_test2"] == gum["test2"]
     assert real_corpus_paths(params, None) == [folder]
@@ -235,3 +238,20 @@ def test_real_test_documents_never_reach_the_detectors_training_split(
     train_docs = [d.example.text.lower() for d in real_gum["train"]]  # re-cased training documents stay found
     assert all(any(ex.text.lower() in doc for doc in train_docs) for ex in data.train)
     assert held_out <= {ex.text for ex in data.test}
+
+
+GROUPS = """# newpar
+# text = Senate Democrats met Ann Williams.
+1	Senate	Senate	PROPN	NNP	_	_	_	_	Entity=(1-person-new-nnnnn-cf1-2-coref
+2	Democrats	Democrat	PROPN	NNPS	_	_	_	_	Entity=1)
+3	met	meet	VERB	VBD	_	_	_	_	_
+4	Ann	Ann	PROPN	NNP	_	_	_	_	Entity=(2-person-new-sssss-cf2-1,2-coref-Ann_Williams
+5	Williams	Williams	PROPN	NNP	_	_	_	_	Entity=2)|SpaceAfter=No
+6	.	.	PUNCT	.	_	_	_	_	_
+"""
+
+
+def test_a_person_mention_ending_in_a_plural_proper_noun_is_a_group_not_a_name(tmp_path: Path) -> None:
+    path = tmp_path / "TEST_news_groups.conllu.gz"
+    path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_news_groups", genre="news") + GROUPS).encode()))
+    assert _strings(read_gum_file(path).example) == [("Ann Williams", "PERSON")]

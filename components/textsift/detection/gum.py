@@ -32,8 +32,8 @@ turns mentions into DPER spans:
   (``TITLES``: Mr, Dr, General, Chief Justice, Senator ...; "Dr. Lee" -> "Lee", "State Senator Ann Lee"
   -> "Ann Lee"): a stand-in keeps the title and replaces the name. A title word ending a name ("Ann
   King") is a surname. A person name that is only titles ("Prime Minister") is dropped unless one of
-  them is a word of its identity ("King" for ``Ann_King``), and so is one made only of plural proper
-  nouns (NNPS: "Americans", "Democrats": a group).
+  them is a word of its identity ("King" for ``Ann_King``), and so is one ending in a plural proper noun
+  (NNPS: "Americans", "Senate Democrats", "San Franciscans": a group, not a person).
 * time -> DATE when the mention holds a word starting with a digit (1980, 1980s, 14th, 6:00; not
   "L2") or a month or weekday name (``MONTHS_AND_DAYS``); a vague time ("this morning", "later") names
   no date. The span is the mention without leading function words and adverbs (the, in, about, like),
@@ -287,7 +287,7 @@ def _name_words(words: list[_Word], fields: Mapping[str, str], label: str) -> tu
     start = _after_titles(words, first, last)
     if start is None and identity & {_plain(w) for w in words[first:last + 1]}:
         start = first  # only titles, but the identity's: a name (King, for a person whose name it is)
-    group = start is not None and all(w.xpos == "NNPS" for w in words[start:last + 1] if w.proper)
+    group = start is not None and words[last].xpos == "NNPS"  # "Americans", "Senate Democrats": a group
     return None if start is None or group else (start, last)
 
 
