@@ -143,6 +143,9 @@ class DetectorDataParams(Frozen):
     real_limit: int | None = Field(
         None, ge=1, description="train on the first N training sentences (GUM: documents) of each real corpus "
         "(null: all; its validation and test files stay whole)")
+    gum_repeat: int = Field(
+        1, ge=1, le=10, description="times each GUM training document is seen per epoch: GUM is the only source of "
+        "edited prose in many genres, a seventh of the training pieces beside the tweets and synthetic sentences")
     real_case_rate: float = Field(
         0.1, ge=0, le=1, description="share of WNUT-17/BTC/GUM training sentences (GUM: documents) re-cased (half "
         "upper, half lower case, chosen by a keyed hash), so names are found whatever their casing")

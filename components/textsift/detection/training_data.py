@@ -194,7 +194,8 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
             Training sentences with an unlabelled user name are left out (``drop_user_names``).
         btc: ``read_btc(params.btc_path)``; ignored when ``params.btc_path`` is None.
         gum: ``gum_examples(read_gum(params.gum_path))``; ignored when ``params.gum_path`` is None. Its
-            ``test`` and ``test2`` splits both become test.
+            ``test`` and ``test2`` splits both become test; its training documents appear ``params.gum_repeat``
+            times (each copy re-cased by its own keyed draw).
         teachers: recognizers that label the corpus's training split (``params.silver``:
             :mod:`textsift.detection.silver`); their agreement figures land in ``metrics``.
 
@@ -236,8 +237,12 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
         annotated["gum"] = GUM_TYPES
         for part, examples in gum.items():
             split = GUM_SPLITS[part]
-            rows += [(split, "gum", recase(ex, seed, f"gum/{part}/{k}", params.real_case_rate) if split == "train"
-                      else ex) for k, ex in enumerate(examples)]
+            if split != "train":
+                rows += [(split, "gum", ex) for ex in examples]
+                continue
+            rows += [("train", "gum", recase(ex, seed, f"gum/{part}/{k}" + (f"/{copy}" if copy else ""),
+                                             params.real_case_rate))
+                     for copy in range(params.gum_repeat) for k, ex in enumerate(examples)]
     return replace(_assemble(rows, params.max_chars, annotated), metrics=metrics)
 
 
