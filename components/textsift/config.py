@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from textsift.budgets.params import EmbeddingDPParams
 from textsift.catalog import stage_names
-from textsift.detection.params import DetectionParams, DetectorDataParams
+from textsift.detection.params import CalibrationParams, DetectionParams, DetectorDataParams
 from textsift.errors import ConfigError
 from textsift.evaluation.params import EvaluateParams, ReportParams
 from textsift.indexes.params import IndexesParams
@@ -64,6 +64,7 @@ class DetectorsParams(Frozen):
     compare_flat: bool = Field(
         True, description="also train the flat BIO tagger on the same encoder and data (the paper's nested vs flat)")
     pretrain: PretrainParams = PretrainParams()
+    calibration: CalibrationParams = CalibrationParams()
     interests: InterestParams = InterestParams()
 
 

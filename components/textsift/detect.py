@@ -70,7 +70,7 @@ def detection_params(params: DetectionParams, threshold: float | None = None,
     if threshold is not None:
         if not 0 < threshold <= 1:
             raise InputError(f"threshold must be in (0, 1], got {threshold}")
-        update.update(threshold=float(threshold), thresholds={})
+        update.update(threshold=float(threshold), thresholds={}, calibrated=False)
     if batch_size is not None:
         update["batch_size"] = batch_size
     return params.model_copy(update=update) if update else params

@@ -16,7 +16,7 @@ from mlflow.tracking import MlflowClient
 from prefect.artifacts import Artifact
 
 from flows.run_summary import ARTIFACT_KEY, TIMES_KEY
-from textsift.artifacts import FILL_IN_POINTER, MODEL_CACHE, read_pointer
+from textsift.artifacts import FILL_IN_POINTER, MODEL_CACHE, detector_folder, read_pointer
 from textsift.config import load_params
 from textsift.corpus import read_corpus
 from textsift.errors import QualityError
@@ -307,10 +307,15 @@ def test_detection_is_its_own_stage_with_confidences_and_provenance(flow_run: di
     rows = pd.read_parquet(root / "data/detected/spans.parquet")
     spans = [span for cell in rows["spans"] for span in cell]
     assert spans and set(rows.columns) == {"doc_id", "text_digest", "spans"}  # offsets, never text
-    params = load_params(root / "params.yaml").detection
+    from textsift.tracking import Tracker
+
+    params = load_params(root / "params.yaml")
+    folder = detector_folder(root, Tracker(params.tracking, root))
+    calibrated = json.loads((folder / "detector.json").read_text(encoding="utf-8"))["thresholds"]
+    needed = {**calibrated, **params.detection.thresholds}
     for span in spans:
-        assert set(span["source"].split("+")) <= set(params.recognizers)
-        assert params.thresholds.get(span["label"], params.threshold) <= span["score"] + 1e-6 <= 1 + 1e-6
+        assert set(span["source"].split("+")) <= set(params.detection.recognizers)
+        assert needed.get(span["label"], params.detection.threshold) <= span["score"] + 1e-6 <= 1 + 1e-6
     metrics = json.loads((root / "metrics/detect.json").read_text(encoding="utf-8"))
     assert metrics["spans"] == len(spans)
     assert sum(v for k, v in metrics.items() if k.startswith("spans.by.")) >= len(spans)

@@ -7,7 +7,7 @@ generator, and the held-out sentences use names never seen in training.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -120,9 +120,11 @@ def test_same_seed_same_weights_and_predictions() -> None:
 
 
 def test_save_and_load_round_trip(trained: TrainedDetector, tmp_path: Path) -> None:
-    save_detector(trained.detector, tmp_path / "detector")
+    calibrated = replace(trained.detector, thresholds={"PERSON": 0.35, "LOC": 0.2})
+    save_detector(calibrated, tmp_path / "detector")
     loaded = load_detector(tmp_path / "detector", "cpu")
     assert loaded.labels == trained.detector.labels and loaded.params == trained.detector.params
+    assert loaded.thresholds == {"PERSON": 0.35, "LOC": 0.2}  # the calibrated thresholds travel with the model
     texts = [ex.text for ex in examples(15, seed=4)]
     assert detect(loaded, texts) == detect(trained.detector, texts)
     with pytest.raises(Exception, match="not a saved detector"):
@@ -178,3 +180,25 @@ def test_scored_detection_at_the_trained_threshold_is_detect_and_lower_confidenc
     assert sum(map(len, loose)) > sum(map(len, scored))
     assert probability(logit(0.2)) == pytest.approx(0.2)
 
+
+
+def test_thresholds_are_calibrated_on_real_validation_text_only(trained: TrainedDetector) -> None:
+    from textsift.detection.calibration import type_curve
+    from textsift.detection.params import CalibrationParams
+    from textsift.detection.recognizers.model import ModelRecognizer
+    from textsift.detection.synthetic import LabelledText
+    from textsift.detection.training_data import DetectorData
+    from textsift.stages.train_detectors import calibrated_thresholds
+
+    real = [LabelledText(ex.text, ex.spans) for ex in examples(30, seed=7)]
+    wrong = [LabelledText(ex.text, ()) for ex in examples(30, seed=8)]  # gold that would make any name imprecise
+    data = DetectorData((), (*real, *wrong), (), sources={"validation": ("gum",) * 30 + ("synthetic",) * 30},
+                        label_set=("PERSON",))
+    targets = CalibrationParams(recall={}, precision={"PERSON": 0.9, "DATE": 0.9})
+    thresholds, metrics = calibrated_thresholds(trained.detector, data, targets)
+    assert set(thresholds) == {"PERSON"}  # no DATE in the gold: nothing to choose it on
+    found = ModelRecognizer(trained.detector).analyze([ex.text for ex in real], 0.01)
+    curve = {t: (p, r) for t, p, r in type_curve([list(ex.spans) for ex in real], found, "PERSON")}
+    assert metrics["calibration.PERSON.char_precision"] == curve[thresholds["PERSON"]][0] >= 0.9
+    lower = [t for t in curve if t < thresholds["PERSON"]]
+    assert all(curve[t][0] < 0.9 for t in lower)  # the lowest threshold reaching the target

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from textsift.config import parse_params
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection
-from textsift.detection.recognizers.build import build_recognizers, run_recognizers
+from textsift.detection.recognizers.build import build_recognizers, run_recognizers, type_thresholds
 from textsift.detection.recognizers.merge import merge_detections
+from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.detection.recognizers.patterns import PatternRecognizer, find_patterns, iban_valid, luhn_valid
 from textsift.errors import ConfigError
 from textsift.ingest_params import NormalizeParams
@@ -130,3 +133,12 @@ def test_spacy_recognizer_maps_types_when_installed() -> None:
     labels = {d.label for d in found}
     assert "PERSON" in labels and "LOC" in labels and labels <= {"PERSON", "LOC", "ORG", "DATE"}
     assert all(d.source == "spacy" and d.score == spacy_ner.SCORE for d in found)
+
+
+def test_the_detectors_calibrated_thresholds_apply_unless_params_override_them() -> None:
+    detector = SimpleNamespace(labels=("PERSON", "LOC"), thresholds={"PERSON": 0.6, "LOC": 0.3})
+    recognizers = [ModelRecognizer(detector), PatternRecognizer()]  # type: ignore[arg-type]
+    assert type_thresholds(recognizers, DetectionParams()) == {"PERSON": 0.6, "LOC": 0.3}
+    assert type_thresholds(recognizers, DetectionParams(thresholds={"PERSON": 0.05})) == {"PERSON": 0.05, "LOC": 0.3}
+    assert type_thresholds(recognizers, DetectionParams(calibrated=False, thresholds={"ORG": 0.2})) == {"ORG": 0.2}
+    assert type_thresholds([PatternRecognizer()], DetectionParams()) == {}  # no model, nothing calibrated

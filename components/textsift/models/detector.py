@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -115,6 +115,8 @@ class Detector:
         labels: entity types; type index ``c`` is ``labels[c]``.
         params: the parameters it was built with.
         device: ``"cpu"`` or ``"cuda"``.
+        thresholds: per-type confidence thresholds chosen on held-out annotated text after training
+            (:mod:`textsift.detection.calibration`); empty for an uncalibrated detector.
     """
 
     net: DetectorNet
@@ -122,6 +124,7 @@ class Detector:
     labels: tuple[str, ...]
     params: DetectorParams
     device: str = "cpu"
+    thresholds: dict[str, float] = field(default_factory=dict)
 
 
 def build_detector(params: DetectorParams, labels: Sequence[str], generator: torch.Generator,

@@ -1,8 +1,8 @@
 """Saving and loading a detector as one self-contained folder (METHODS.md §4.1).
 
-Layout: ``detector.json`` (format, entity types, :class:`DetectorParams`), ``encoder/config.json``
-(the encoder's architecture as trained, e.g. after ``encoder_layers`` cut it), ``model.safetensors``
-(the whole network's weights) and ``tokenizer/``. Loading needs nothing but the folder: no
+Layout: ``detector.json`` (format, entity types, :class:`DetectorParams`, the calibrated per-type thresholds),
+``encoder/config.json`` (the encoder's architecture as trained, e.g. after ``encoder_layers`` cut it),
+``model.safetensors`` (the whole network's weights) and ``tokenizer/``. Loading needs nothing but the folder: no
 pretrained checkpoint, no download. These are the only functions of the detector that touch files.
 """
 
@@ -27,7 +27,8 @@ META = "detector.json"
 
 def save_detector(detector: Detector, folder: str | Path) -> None:
     """Write ``detector`` to ``folder`` atomically (a previous folder there is replaced)."""
-    meta = {"format": FORMAT, "labels": list(detector.labels), "params": detector.params.model_dump(mode="json")}
+    meta = {"format": FORMAT, "labels": list(detector.labels), "params": detector.params.model_dump(mode="json"),
+            "thresholds": dict(sorted(detector.thresholds.items()))}
     write_model_folder(folder, META, meta, detector.net, detector.net.encoder, detector.tokenizer)
 
 
@@ -39,7 +40,8 @@ def _load(folder: Path, device: str) -> Detector:
         net = DetectorNet(encoder, len(meta["labels"]), params)
     net.load_state_dict(load_file(str(folder / WEIGHTS)), strict=True)
     tokenizer = AutoTokenizer.from_pretrained(str(folder / TOKENIZER))
-    return Detector(net.to(device).eval(), tokenizer, tuple(meta["labels"]), params, device)
+    thresholds = {str(label): float(value) for label, value in meta.get("thresholds", {}).items()}
+    return Detector(net.to(device).eval(), tokenizer, tuple(meta["labels"]), params, device, thresholds)
 
 
 def load_detector(folder: str | Path, device: str = "cpu") -> Detector:

@@ -33,15 +33,19 @@ import pandas as pd
 from textsift import user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.config import select
+from textsift.detection.calibration import GRID, choose, type_curve
 from textsift.detection.gum import GUM_TYPES
-from textsift.detection.params import ENTITY_TYPES, DetectionParams
+from textsift.detection.params import ENTITY_TYPES, CalibrationParams, DetectionParams
+from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import build_recognizers
+from textsift.detection.recognizers.merge import merge_detections
+from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.detection.recognizers.spacy_ner import PACKAGES as SPACY_PACKAGES
 from textsift.detection.scoring import detection_scores
 from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import DetectorData, load_detector_data, real_corpus_paths, silver_applies
 from textsift.device import resolve_device
-from textsift.models.detector import Detector, detect
+from textsift.models.detector import Detector
 from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import load_detector, save_detector
 from textsift.models.detector_training import TrainedDetector, continue_training, train_detector
@@ -53,6 +57,7 @@ log = logging.getLogger("textsift")
 REAL_SOURCES = {"btc": ("PERSON", "LOC", "ORG"), "wnut17": ("PERSON", "LOC", "ORG"), "gum": GUM_TYPES}  # types marked
 ARTIFACT = "detector"
 PRETRAINED = "detector-pretrained"
+TRAINED_CONFIDENCE = 0.5  # the confidence of the trained decision point (span score 0)
 CORPUS_SOURCES = ("corpus",)  # the sources that change with the corpus (gold or silver labels on its text)
 
 
@@ -66,17 +71,51 @@ def _by_source(data: DetectorData, split: str) -> dict[str, list[LabelledText]]:
 def scores(detector: Detector, data: DetectorData, prefix: str) -> dict[str, float]:
     """Held-out scores: ``<prefix>.test.*`` over every test example and per source, and validation;
     on real corpora's test splits also ``<prefix>.real.<source>.*`` (overlap and character figures,
-    :mod:`textsift.detection.scoring`), the model alone at its trained threshold."""
+    :mod:`textsift.detection.scoring`), the model alone at its calibrated thresholds (other types at its trained
+    one)."""
     metrics = evaluate_detector(detector, data.test, prefix=f"{prefix}.test")
     if data.validation:
         metrics.update(evaluate_detector(detector, data.validation, prefix=f"{prefix}.validation"))
     for source, examples in sorted(_by_source(data, "test").items()):
         metrics.update(evaluate_detector(detector, examples, prefix=f"{prefix}.test.{source}"))
         if source in REAL_SOURCES:
-            found = detect(detector, [ex.text for ex in examples])
-            real = detection_scores([list(ex.spans) for ex in examples], found, REAL_SOURCES[source])
+            found = _found(detector, examples)
+            kept = [[d.span for d in merge_detections([doc], TRAINED_CONFIDENCE, detector.thresholds)]
+                    for doc in found]
+            real = detection_scores([list(ex.spans) for ex in examples], kept, REAL_SOURCES[source])
             metrics.update({f"{prefix}.real.{source}.{key}": value for key, value in real.items()})
     return metrics
+
+
+def _found(detector: Detector, examples: Sequence[LabelledText]) -> list[list[Detection]]:
+    """The model's detections in ``examples`` down to the lowest threshold calibration tries."""
+    return ModelRecognizer(detector).analyze([ex.text for ex in examples], min(GRID))
+
+
+def calibrated_thresholds(detector: Detector, data: DetectorData, params: CalibrationParams,
+                          ) -> tuple[dict[str, float], dict[str, float]]:
+    """Per type with a target, the threshold chosen on the validation examples of the real corpora that mark it
+    (:func:`textsift.detection.calibration.choose`), and the metrics ``calibration.<TYPE>.*`` it gave there.
+
+    Only real annotated text calibrates: synthetic and corpus examples are the detector's own distribution, where
+    any threshold looks precise."""
+    by_source = {source: (examples, _found(detector, examples))
+                 for source, examples in _by_source(data, "validation").items() if source in REAL_SOURCES}
+    thresholds: dict[str, float] = {}
+    metrics: dict[str, float] = {}
+    for label, (measure, target) in params.targets().items():
+        marking = [source for source in sorted(by_source) if label in REAL_SOURCES[source]]
+        gold = [list(ex.spans) for source in marking for ex in by_source[source][0]]
+        if not any(s.label == label for doc in gold for s in doc):
+            continue
+        found = [doc for source in marking for doc in by_source[source][1]]
+        chosen = choose(type_curve(gold, found, label), target, measure)
+        thresholds[label] = chosen.threshold
+        metrics.update({f"calibration.{label}.threshold": chosen.threshold,
+                        f"calibration.{label}.char_precision": chosen.char_precision,
+                        f"calibration.{label}.char_recall": chosen.char_recall,
+                        f"calibration.{label}.reached": float(chosen.reached)})
+    return thresholds, metrics
 
 
 def _counts(data: DetectorData) -> dict[str, float]:
@@ -198,7 +237,10 @@ def _trained_detector(ctx: StageContext, corpus: pd.DataFrame, device: str, enco
     log.info("train_detectors: %d training examples, %d types, encoder %s, device %s", len(data.train),
              len(data.label_set), settings.model.encoder, device)
     trained, pretrain_metrics = _train(ctx, data, device, encoder)
-    metrics = {**_counts(data), **data.metrics, **pretrain_metrics, **scores(trained.detector, data, "detector"),
+    trained.detector.thresholds, calibration = calibrated_thresholds(trained.detector, data, settings.calibration)
+    log.info("train_detectors: calibrated thresholds %s", trained.detector.thresholds)
+    metrics = {**_counts(data), **data.metrics, **pretrain_metrics, **calibration,
+               **scores(trained.detector, data, "detector"),
                **{f"{EPOCH_LOSS}{i}": loss for i, loss in enumerate(trained.epoch_losses, start=1)}}
     if settings.compare_flat:
         flat = train_detector(data.train, settings.model.model_copy(update={"model": "flat"}), params.seed, device,

@@ -50,7 +50,14 @@ def run_recognizers(recognizers: Sequence[Recognizer], texts: Sequence[str], par
     The one way into the recognizer set (the detect stage, privatize's detection of new texts, ``textsift detect``,
     the library's ``detect()``, the served privatizer): recognizers read each text's model view (``view``: params
     ``ingest.normalize``) and every offset returned indexes ``texts`` themselves."""
-    return analyze(recognizers, texts, params.threshold, params.thresholds, labels, view=view)
+    return analyze(recognizers, texts, params.threshold, type_thresholds(recognizers, params), labels, view=view)
+
+
+def type_thresholds(recognizers: Sequence[Recognizer], params: DetectionParams) -> dict[str, float]:
+    """The per-type thresholds detection runs at: the trained detector's calibrated ones (when ``params.calibrated``
+    and the set has the model), overridden by ``params.thresholds``; types in neither take ``params.threshold``."""
+    calibrated = next((r.calibrated for r in recognizers if isinstance(r, ModelRecognizer)), {})
+    return {**(calibrated if params.calibrated else {}), **params.thresholds}
 
 
 def spans_of(detections: Sequence[Sequence[Detection]]) -> list[list[Span]]:

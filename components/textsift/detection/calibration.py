@@ -1,0 +1,86 @@
+"""Per-type confidence thresholds chosen on held-out annotated text (METHODS.md §4.1).
+
+A detector's confidences are not comparable across types: on GUM's dev documents a LOC span at 0.3 is
+right as often as an ORG span at 0.7. One threshold for every type is too low for some and too high for
+others, so ``train_detectors`` chooses each type's threshold on its validation split of real annotated text
+(GUM dev, BTC dev, WNUT-17 dev: text the detector never trained on and the test figures never see) and stores
+them with the detector; detection uses them unless params ``detection.thresholds`` names a type.
+
+Two rules, a target per type. A precision target (quasi-identifiers: places, organisations and dates are often a
+task's signal, so wrongly hidden ones cost utility): the lowest threshold of :data:`GRID` whose character precision
+reaches it (the most recall that precision allows), else the most precise threshold (ties: the lower). A recall
+target (direct identifiers: a missed name is a leak): the highest threshold whose character recall reaches it (the
+most precision that recall allows), else the lowest threshold. Character precision of a type is the share of the
+characters its spans cover that lie inside a gold span of any annotated type (a hidden character is hidden whatever
+its label); character recall is the share of the type's gold characters its spans cover. Pure: spans in, numbers
+out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from textsift.corpus import Span
+from textsift.detection.recognizers.base import Detection
+
+GRID = (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9,
+        0.95)  # the thresholds tried; the lowest is the floor detections must be decoded at
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """One type's chosen threshold and what it gave on the calibration text."""
+
+    threshold: float
+    char_precision: float
+    char_recall: float
+    reached: bool  # whether the target was reached
+
+
+def _chars(spans: Sequence[tuple[int, int]]) -> set[int]:
+    return {i for start, end in spans for i in range(start, end)}
+
+
+def type_curve(gold: Sequence[Sequence[Span]], found: Sequence[Sequence[Detection]], label: str,
+               grid: Sequence[float] = GRID) -> list[tuple[float, float, float]]:
+    """``(threshold, char precision, char recall)`` of type ``label`` at each threshold of ``grid``.
+
+    Args:
+        gold: annotated spans per text (only the types the annotators marked).
+        found: detections per text, decoded at or below ``min(grid)``.
+        label: the type.
+    """
+    if len(gold) != len(found):
+        raise ValueError(f"{len(gold)} gold span lists for {len(found)} detection lists")
+    gold_any = [_chars([(s.start, s.end) for s in doc]) for doc in gold]
+    gold_type = [_chars([(s.start, s.end) for s in doc if s.label == label]) for doc in gold]
+    curve = []
+    for threshold in grid:
+        hit = predicted = covered = 0
+        for any_chars, type_chars, doc in zip(gold_any, gold_type, found, strict=True):
+            chars = _chars([(d.start, d.end) for d in doc if d.label == label and d.score >= threshold])
+            hit += len(chars & any_chars)
+            predicted += len(chars)
+            covered += len(chars & type_chars)
+        total = sum(map(len, gold_type))
+        curve.append((threshold, hit / predicted if predicted else 1.0, covered / total if total else 0.0))
+    return curve
+
+
+def choose(curve: Sequence[tuple[float, float, float]], target: float,
+           measure: Literal["precision", "recall"] = "precision") -> Calibrated:
+    """The threshold of ``curve`` (ascending thresholds) that meets a ``measure`` target (the module's rules)."""
+    if measure == "precision":
+        for threshold, precision, recall in curve:
+            if precision >= target:
+                return Calibrated(threshold, precision, recall, True)
+        threshold, precision, recall = max(curve, key=lambda point: (point[1], -point[0]))
+        return Calibrated(threshold, precision, recall, False)
+    for threshold, precision, recall in reversed(curve):
+        if recall >= target:
+            return Calibrated(threshold, precision, recall, True)
+    threshold, precision, recall = curve[0]
+    return Calibrated(threshold, precision, recall, False)
+
