@@ -57,9 +57,10 @@ test: setup
 
 FUZZ_INPUTS ?= 10000
 
-fuzz: setup  ## the fuzz tests at nightly depth: FUZZ_INPUTS generated inputs per surface (readers, params, REST API)
-	TEXTSIFT_FUZZ_INPUTS=$(FUZZ_INPUTS) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=10 \
-	  tests/unit/test_fuzz_readers.py tests/unit/test_fuzz_params.py tests/unit/test_fuzz_api.py
+fuzz: setup  ## nightly depth: FUZZ_INPUTS inputs per fuzzed surface (readers, params, REST API), a kill at every commit point
+	TEXTSIFT_FUZZ_INPUTS=$(FUZZ_INPUTS) TEXTSIFT_FAULT_SHARE=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+	  --durations=10 tests/unit/test_fuzz_readers.py tests/unit/test_fuzz_params.py tests/unit/test_fuzz_api.py \
+	  tests/integration/test_fault_injection.py
 
 BENCH_STAMP := $(VENV)/.bench-$(shell cat requirements/bench.txt | sha256sum | cut -c1-12)
 
