@@ -8,7 +8,8 @@
   ``mlflow`` and ``prefect``, kept from one ``up`` to the next (``down --purge`` deletes them);
 * an MLflow tracking server on it, artifacts in a local folder (``--artifacts-destination``: clients upload and
   download through the server, so no client needs the folder);
-* a Prefect server on it, a ``process`` work pool ``textsift`` and a worker polling it from the project folder;
+* a Prefect server on it, a ``process`` work pool ``textsift`` (one run at a time across its deployments) and a
+  worker polling it from the project folder;
 * a Dask scheduler and ``--workers`` single-threaded workers, plus ``--gpu-workers`` advertising ``GPU=1``
   (the flow's ``--gpu-resource GPU`` routes GPU stages to those), all with the project on their path.
 
@@ -205,6 +206,10 @@ def up(state: Path, workers: int, gpu_workers: int, project: Path) -> dict[str, 
                                                 "--no-nanny", *extra], logs / f"dask-{name}.log", client_env)
         subprocess.run([str(BIN / "prefect"), "work-pool", "create", POOL, "--type", "process", "--overwrite"],
                        env=client_env, check=True, capture_output=True)
+        # one project, one run at a time, whichever deployment (nightly or Dask): the pool holds the others
+        # Scheduled until the slot frees, where a second run would fail on the project lock
+        subprocess.run([str(BIN / "prefect"), "work-pool", "set-concurrency-limit", POOL, "1"], env=client_env,
+                       check=True, capture_output=True)
         started("prefect-worker", [str(BIN / "prefect"), "worker", "start", "--pool", POOL],
                 logs / "prefect-worker.log", client_env, cwd=project)
     except BaseException:

@@ -119,9 +119,10 @@ def dask_run(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> dict:
         runs = tracking.search_runs([experiment.experiment_id], max_results=1000)
         classifiers = tracking.search_model_versions("name = 'textsift-classifier'")
         flow_runs = httpx.post(f"{stack['PREFECT_API_URL']}/flow_runs/filter", json={}, timeout=30).json()
+        pool = httpx.get(f"{stack['PREFECT_API_URL']}/work_pools/textsift", timeout=30).json()
         stored = _stored_in_postgres(state)
     return {"root": root, "placements": placements, "runs": runs, "classifiers": classifiers,
-            "flow_runs": flow_runs, "stored": stored}
+            "flow_runs": flow_runs, "stored": stored, "pool": pool}
 
 
 def test_dask_runner_matches_thread_runner(flow_run: dict, dask_run: dict) -> None:
@@ -155,6 +156,7 @@ def test_the_stacks_servers_keep_the_run_in_postgresql(dask_run: dict) -> None:
     assert {r.info.run_name for r in children} >= {inst.name for inst in stages}
     assert dask_run["classifiers"] and all(v.status == "READY" for v in dask_run["classifiers"])
     assert [r["state_type"] for r in dask_run["flow_runs"]] == ["COMPLETED"]
+    assert dask_run["pool"]["concurrency_limit"] == 1  # the nightly and Dask deployments queue behind each other
     stored = dask_run["stored"]  # read from PostgreSQL itself: what the servers answered is what they keep there
     assert sorted(name for name, _ in stored["mlflow"]) == sorted(r.info.run_name for r in dask_run["runs"])
     assert [state for (state,) in stored["prefect"]] == ["COMPLETED"]
