@@ -215,19 +215,21 @@ class Tracker:
         """Save a privatize setting as an MLflow pyfunc model under the run (:mod:`textsift.serving.model`).
 
         ``spec_text``: the setting and its validated params; ``folders``: the models and indexes it needs, packed
-        with it. Signature: ``id`` (optional), ``text`` and ``entities`` (optional: a request's entity types,
-        comma-joined) in; ``id``, ``text`` and (a DP mechanism) ``epsilon`` out. Its input example is synthetic text;
+        with it. Signature: ``id`` (optional), ``text``, ``entities`` (optional: a request's entity types,
+        comma-joined) and ``threshold`` (optional: a request's detection threshold ceiling) in; ``id``, ``text`` and
+        (a DP mechanism) ``epsilon`` out. Its input example is synthetic text;
         the secret key is never packed.
         """
         import mlflow.pyfunc
         from mlflow.models import ModelSignature
         from mlflow.types import ColSpec, Schema
 
-        from textsift.serving.model import ENTITIES, EPSILON, EXAMPLE, ID, SPEC, TEXT, PrivatizerModel
+        from textsift.serving.model import ENTITIES, EPSILON, EXAMPLE, ID, SPEC, TEXT, THRESHOLD, PrivatizerModel
 
-        signature = ModelSignature(  # MLflow drops input columns its signature lacks: entities must be declared
+        signature = ModelSignature(  # MLflow drops input columns its signature lacks: optional ones are declared
             inputs=Schema([ColSpec("string", ID, required=False), ColSpec("string", TEXT),
-                           ColSpec("string", ENTITIES, required=False)]),
+                           ColSpec("string", ENTITIES, required=False),
+                           ColSpec("double", THRESHOLD, required=False)]),
             outputs=Schema([ColSpec("string", ID), ColSpec("string", TEXT),
                             ColSpec("double", EPSILON, required=False)]))
         with tempfile.TemporaryDirectory() as tmp:

@@ -88,7 +88,7 @@ def test_every_5xx_is_json_counted_and_holds_no_text(monkeypatch: pytest.MonkeyP
     ('{"records": [{"text": "fine"}, {"text": "' + SECRET + '", "' + SECRET + '": 1}]}',
      "record 1: a field is not a record field (a record has \"text\" and an optional \"id\")"),
     ('{"records": [{"text": "' + SECRET + '"}], "operators": {"PERSON": "mask"}}',
-     "\"operators\" is not a field of the body (it has \"records\" and an optional \"entities\")"),
+     "\"operators\" is not a field of the body (it has \"records\" and optional \"entities\" and \"threshold\")"),
     ('{"records": [{"text": "' + SECRET + '"}], "entities": ["PERSON", "555-0100"]}',
      "\"entities\"[1] is not an entity type: the types are PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID, URL "
      "and the groups direct, quasi, all"),
@@ -108,7 +108,7 @@ class _Span:
         self.start, self.end, self.label = start, end, label
 
 
-def _capitalized(texts: list[str], entities: list[str] | None) -> list[list[_Span]]:
+def _capitalized(texts: list[str], entities: list[str] | None, threshold: float | None = None) -> list[list[_Span]]:
     """A stand-in analyzer: every capitalized word is a PERSON, a LOC too when ``entities`` names LOC."""
     import re
 
@@ -156,10 +156,38 @@ def test_the_entities_a_request_names_reach_the_model_and_the_analyzer() -> None
 
 
 def test_a_model_that_cannot_read_entities_refuses_them_rather_than_ignoring_them() -> None:
-    client = TestClient(create_app(EchoModel(), TOKEN, "fake", "fp", takes_entities=False))
+    client = TestClient(create_app(EchoModel(), TOKEN, "fake", "fp", takes=frozenset({"threshold"})))
     status, answer = _post_to(client, "/privatize", '{"records": [{"text": "x"}], "entities": ["all"]}')
     assert status == 422 and "takes no \"entities\"" in answer["error"]
     assert _post_to(client, "/privatize", '{"records": [{"text": "x"}]}')[0] == 200
+    client = TestClient(create_app(EchoModel(), TOKEN, "fake", "fp", takes=frozenset({"entities"})))
+    status, answer = _post_to(client, "/privatize", '{"records": [{"text": "x"}], "threshold": 0.2}')
+    assert status == 422 and "takes no \"threshold\"" in answer["error"]
+
+
+def test_a_requests_threshold_reaches_the_model_and_the_analyzer_and_bad_ones_are_422() -> None:
+    seen: list[pd.DataFrame] = []
+    asked: list[float | None] = []
+
+    class Recording(EchoModel):
+        def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
+            seen.append(frame.copy())
+            return super().predict(frame)
+
+    def analyzer(texts: list[str], entities: list[str] | None, threshold: float | None) -> list[list[_Span]]:
+        asked.append(threshold)
+        return _capitalized(texts, entities)
+
+    client = TestClient(create_app(Recording(), TOKEN, "fake", "fp", analyzer=analyzer))
+    assert _post_to(client, "/privatize", '{"records": [{"text": "x"}], "threshold": 0.05}')[0] == 200
+    assert list(seen[-1]["threshold"]) == [0.05]
+    assert _post_to(client, "/analyze", '{"records": [{"text": "x"}], "threshold": 1}')[0] == 200
+    assert _post_to(client, "/analyze", '{"records": [{"text": "x"}]}')[0] == 200 and asked == [1.0, None]
+    for bad in ("0", "1.5", "-0.1", "true", '"0.2"', "null", "[0.2]"):
+        status, answer = _post_to(client, "/privatize", '{"records": [{"text": "' + SECRET + '"}], "threshold": '
+                                  + bad + "}")
+        assert status == 422 and answer["error"].startswith('"threshold" must be a number in (0, 1]'), bad
+        assert "Maria" not in answer["error"]
 
 
 def test_the_openapi_document_describes_exactly_the_fields_the_parser_accepts() -> None:

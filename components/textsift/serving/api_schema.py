@@ -26,6 +26,9 @@ class Body(BaseModel):
     entities: list[str] | None = Field(
         None, description="entity types and groups (direct, quasi, all) to protect; they must include the served "
                           "setting's own")
+    threshold: float | None = Field(
+        None, gt=0, le=1, description="no entity type detected at a confidence threshold above this (the served "
+                                      "thresholds are the most a request may use: it may find more, never less)")
 
 
 class Privatized(BaseModel):

@@ -7,7 +7,9 @@ same order. ``POST /analyze`` takes the same records and answers ``{"records": [
 (:meth:`textsift.serving.model.PrivatizerModel.analyze`). Either body may name ``"entities"`` (types and groups,
 e.g. ``["direct", "LOC"]``): the types to protect instead of the setting's own, which they must include
 (:meth:`~textsift.serving.model.PrivatizerModel.setting_for`: a request may protect more, never less than what was
-judged). Requests that arrive while the model is busy are privatized together in one call
+judged), and ``"threshold"`` (a number in (0, 1]): no type detected at a higher confidence threshold than that or
+its served one (likewise: it may find more, never less). Requests that arrive while the model is busy are
+privatized together in one call
 (:mod:`textsift.serving.batching`: the same output as one by one). Every request needs ``Authorization: Bearer
 <token>``. A body over ``max_bytes`` is refused (413) before it is parsed, more than ``max_records`` records
 too (413); a body that is not such JSON gets 400, a field the service does not read (in the body or a record:
@@ -47,7 +49,7 @@ from textsift.errors import InputError
 from textsift.serving.api_schema import AnalyzeAnswer, PrivatizeAnswer, operation
 from textsift.serving.batching import Batcher
 from textsift.serving.guard import AuditLog, RateLimit
-from textsift.serving.model import ENTITIES, row_ids
+from textsift.serving.model import ENTITIES, THRESHOLD, row_ids
 
 MAX_BYTES = 1_000_000
 MAX_RECORDS = 1_000
@@ -55,7 +57,8 @@ RATE_LIMIT = 60_000  # records per token per minute
 _SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate: valid JSON (an escape), not encodable UTF-8
 _IDENTIFIER = re.compile(r"[A-Za-z0-9._:\-]{1,64}")  # an id named in an error as it is (anything else could be text)
 RECORD_FIELDS = ("id", "text")
-BODY_FIELDS = ("records", "entities")
+BODY_FIELDS = ("records", "entities", "threshold")
+OPTIONAL_COLUMNS = frozenset({"entities", "threshold"})  # what a request may add to the model's input
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -150,9 +153,20 @@ def _entities(payload: dict[str, Any]) -> str | None | JSONResponse:
     return ",".join(asked)
 
 
-def _records(body: bytes, max_records: int) -> tuple[list[dict[str, Any]], str | None] | JSONResponse:
-    """The request's records and its comma-joined ``entities`` (None: the setting's own), or the error response
-    that says what is wrong with them (never their text)."""
+def _threshold(payload: dict[str, Any]) -> float | None | JSONResponse:
+    """The body's ``threshold`` (a number in (0, 1]); None when it has none; or the error."""
+    if "threshold" not in payload:
+        return None
+    value = payload["threshold"]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        return _error(422, "\"threshold\" must be a number in (0, 1]: no type is detected at a higher confidence "
+                           "threshold than this or the served one")
+    return float(value)
+
+
+def _records(body: bytes, max_records: int) -> tuple[list[dict[str, Any]], dict[str, Any]] | JSONResponse:
+    """The request's records and its optional columns (``entities`` comma-joined, ``threshold``; absent when the
+    body names none), or the error response that says what is wrong with them (never their text)."""
     try:
         payload = json.loads(body, parse_int=_integer)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -162,27 +176,33 @@ def _records(body: bytes, max_records: int) -> tuple[list[dict[str, Any]], str |
         return _error(400, "the body needs a non-empty list \"records\"")
     unknown = _unknown(payload, BODY_FIELDS)
     if unknown is not None:
-        return _error(422, f"{unknown} is not a field of the body (it has \"records\" and an optional \"entities\")")
+        return _error(422, f"{unknown} is not a field of the body (it has \"records\" and optional \"entities\" and "
+                           "\"threshold\")")
     if len(records) > max_records:
         return _error(413, f"{len(records)} records in one request; at most {max_records}")
     for position, record in enumerate(records):
         problem = _problem(record)
         if problem is not None:
             return _error(422, f"{_who(position, record)}: {problem}")
-    entities = _entities(payload)
-    return entities if isinstance(entities, JSONResponse) else (records, entities)
+    columns: dict[str, Any] = {}
+    for name, value in (("entities", _entities(payload)), ("threshold", _threshold(payload))):
+        if isinstance(value, JSONResponse):
+            return value
+        if value is not None:
+            columns[name] = value
+    return records, columns
 
 
 def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes: int = MAX_BYTES,
                max_records: int = MAX_RECORDS, rate_limit: int = RATE_LIMIT, audit: Path | None = None,
-               analyzer: Callable[[list[str], list[str] | None], list[list[Any]]] | None = None,
-               takes_entities: bool = True) -> FastAPI:
+               analyzer: Callable[[list[str], list[str] | None, float | None], list[list[Any]]] | None = None,
+               takes: frozenset[str] = OPTIONAL_COLUMNS) -> FastAPI:
     """The HTTP app around a loaded privatizer (``model.predict(frame)``, :mod:`textsift.serving.model`); at most
     ``rate_limit`` records per token per minute (0: unlimited), one line per request in the ``audit`` file.
     ``analyzer`` (the model's ``analyze``: texts -> spans with ``start``, ``end``, ``label``) answers
-    ``POST /analyze``; without one that route says the service does not analyze. ``takes_entities``: whether the
-    model reads a request's ``entities`` (a version registered before they were declared in its signature would have
-    them dropped by MLflow, silently: such a request is refused instead)."""
+    ``POST /analyze``; without one that route says the service does not analyze. ``takes``: the optional request
+    fields the model reads (``entities``, ``threshold``: a version registered before one was declared in its signature
+    would have it dropped by MLflow, silently: such a request is refused instead)."""
     if len(token) < 16:
         raise ValueError("the serving token must have at least 16 characters")
     app = FastAPI(title="textsift privatizer", docs_url=None, redoc_url=None, openapi_url="/openapi.json")
@@ -212,7 +232,8 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
     async def analyzed(frame: pd.DataFrame) -> list[dict[str, Any]]:
         assert analyzer is not None
         entities = frame[ENTITIES].iloc[0].split(",") if ENTITIES in frame else None
-        found = await run_in_threadpool(analyzer, frame["text"].tolist(), entities)
+        threshold = float(frame[THRESHOLD].iloc[0]) if THRESHOLD in frame else None
+        found = await run_in_threadpool(analyzer, frame["text"].tolist(), entities, threshold)
         return [{"id": doc_id, "entities": [{"start": s.start, "end": s.end, "type": s.label} for s in spans]}
                 for doc_id, spans in zip(frame["id"], found, strict=True)]
 
@@ -233,10 +254,11 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
             return finish(_error(400, "the body nests too deeply"))
         if isinstance(parsed, JSONResponse):
             return finish(parsed)
-        records, entities = parsed
-        if entities is not None and not takes_entities:
-            return finish(_error(422, "this privatizer version takes no \"entities\" (registered before requests "
-                                      "could name them): promote a version from a newer run"))
+        records, columns = parsed
+        refused = sorted(set(columns) - takes)
+        if refused:
+            return finish(_error(422, f"this privatizer version takes no \"{refused[0]}\" (registered before "
+                                      "requests could name it): promote a version from a newer run"))
         frame = pd.DataFrame({"text": [r["text"] for r in records]})
         if any("id" in r for r in records) and not all("id" in r for r in records):
             return finish(_error(422, "give every record an \"id\", or none"))
@@ -247,8 +269,8 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
                 response.headers["Retry-After"] = str(max(1, int(wait + 0.999)))
             return finish(response, len(records))
         frame.insert(0, "id", [str(r["id"]) for r in records] if "id" in records[0] else row_ids(frame))
-        if entities is not None:
-            frame[ENTITIES] = entities
+        for name, value in columns.items():
+            frame[name] = value
         started = time.perf_counter()
         try:  # off the event loop (health and metrics answer meanwhile)
             out = await run(frame)

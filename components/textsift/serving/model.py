@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -41,6 +42,7 @@ from textsift.shutdown import sigterm_exits
 SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
 TEXT, ID, EPSILON = "text", "id", "epsilon"
 ENTITIES = "entities"  # an optional input column: a request's entity types, comma-joined (the same for its rows)
+THRESHOLD = "threshold"  # an optional input column: a request's detection threshold ceiling (the same for its rows)
 EXAMPLE = pd.DataFrame({ID: ["example-1"], TEXT: ["Call Maria Lopez at 555-0100 about the invoice."]})  # synthetic
 
 
@@ -83,12 +85,15 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         self.key = served_key(secret, self.setting_name, self.setting)  # no published output was drawn with it
         self.resources = ServedResources(self.params, {k: Path(v) for k, v in context.artifacts.items() if k != SPEC})
 
-    def analyze(self, texts: list[str], entities: list[str] | None = None) -> list[list[Span]]:
+    def analyze(self, texts: list[str], entities: list[str] | None = None,
+                threshold: float | None = None) -> list[list[Span]]:
         """The entities the served setting (or a request's ``entities``, :meth:`setting_for`) protects in each text,
-        as its recognizer set finds them: offsets into the text as sent and a type, no score (a detector's scores
-        on names it trained on would say which names those were; which spans it finds, /privatize shows anyway)."""
+        as its recognizer set finds them (every type's threshold at most ``threshold`` when given): offsets into the
+        text as sent and a type, no score (a detector's scores on names it trained on would say which names those
+        were; which spans it finds, /privatize shows anyway)."""
         docs = Documents(list(texts), [str(i) for i in range(len(texts))], [[] for _ in texts])
-        return self.resources.detected(docs, getattr(self.setting_for(entities), "labels", None))
+        resources = self.resources.at_most(_ceiling(threshold))
+        return resources.detected(docs, getattr(self.setting_for(entities), "labels", None))
 
     def setting_for(self, entities: list[str] | None) -> Any:
         """The served setting protecting ``entities`` (types and groups, e.g. ``[direct, LOC]``) instead of its own
@@ -129,15 +134,17 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         ids = row_ids(model_input)
         texts = [str(t) for t in model_input[TEXT]]
         asked = (list(model_input[ENTITIES]) if ENTITIES in model_input else [None] * len(texts))
-        groups: dict[str | None, list[int]] = {}
-        for row, value in enumerate(asked):  # joined requests may ask for other types: one call per type set
-            groups.setdefault(value if isinstance(value, str) else None, []).append(row)
+        ceilings = (list(model_input[THRESHOLD]) if THRESHOLD in model_input else [None] * len(texts))
+        groups: dict[tuple[str | None, float | None], list[int]] = {}
+        for row, (value, ceiling) in enumerate(zip(asked, ceilings, strict=True)):  # joined requests may ask for
+            # other types or thresholds: one call per (types, threshold)
+            groups.setdefault((value if isinstance(value, str) else None, _ceiling(ceiling)), []).append(row)
         out_texts: list[str] = [""] * len(texts)
         spent: list[float] | None = None
-        for value, rows in groups.items():
+        for (value, ceiling), rows in groups.items():
             setting = self.setting_for(value.split(",") if value is not None else None)
-            result = served_privatize(self.mechanism, setting, self.resources, self.key, [texts[r] for r in rows],
-                                      [ids[r] for r in rows])
+            result = served_privatize(self.mechanism, setting, self.resources.at_most(ceiling), self.key,
+                                      [texts[r] for r in rows], [ids[r] for r in rows])
             for position, row in enumerate(rows):
                 out_texts[row] = result.texts[position]
             if result.spent is not None:
@@ -148,6 +155,20 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         if spent is not None:
             frame[EPSILON] = spent
         return frame
+
+
+def _ceiling(value: Any) -> float | None:
+    """A row's ``threshold`` as a ceiling in (0, 1], None when the row has none (a missing value in a frame is NaN).
+
+    Raises:
+        InputError: a threshold outside (0, 1].
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    ceiling = float(value)
+    if not 0 < ceiling <= 1:
+        raise InputError(f"\"{THRESHOLD}\" must be in (0, 1], got {ceiling}")
+    return ceiling
 
 
 def load_privatizer(folder: Path) -> tuple[Any, str]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from textsift.config import Params
 from textsift.corpus import Span
-from textsift.detection.recognizers.build import recognizer_set, run_recognizers, spans_of
+from textsift.detection.recognizers.build import at_most, recognizer_set, run_recognizers, spans_of
 from textsift.device import resolve_device
 from textsift.errors import ConfigError
 from textsift.mechanisms.base import Documents
@@ -19,28 +19,48 @@ from textsift.mechanisms.base import Documents
 DETECTOR = "detector"  # the packed folder's name
 
 
-class ServedResources:
-    """The resources of a served setting: ``folders`` maps a packed name (``detector``) to a local folder."""
+class _Recognizers:
+    """The recognizer set, loaded by the first request that needs it; /privatize's batch and /analyze may ask at
+    once from two threads, and only one loads the detector."""
 
-    def __init__(self, params: Params, folders: Mapping[str, Path]) -> None:
-        self.params = params
-        self.device = resolve_device(params.device)
-        self._folders = dict(folders)
+    def __init__(self, params: Params, folder: Path | None) -> None:
+        self._params, self._folder = params, folder
         self._loaded: list[Any] | None = None
         self._loading = threading.Lock()
 
-    def _recognizers(self) -> list[Any]:
-        """The recognizer set, loaded by the first request that needs it; /privatize's batch and /analyze may ask at
-        once from two threads, and only one loads the detector."""
+    def get(self) -> list[Any]:
         with self._loading:
             if self._loaded is None:
-                self._loaded = recognizer_set(self.params.detection, self._folders.get(DETECTOR), self.device)
+                self._loaded = recognizer_set(self._params.detection, self._folder, resolve_device(self._params.device))
             return self._loaded
+
+
+class ServedResources:
+    """The resources of a served setting: ``folders`` maps a packed name (``detector``) to a local folder;
+    ``ceiling`` (:meth:`at_most`) caps every type's detection threshold."""
+
+    def __init__(self, params: Params, folders: Mapping[str, Path], ceiling: float | None = None,
+                 recognizers: _Recognizers | None = None) -> None:
+        self.params = params
+        self.device = resolve_device(params.device)
+        self._folders = dict(folders)
+        self._ceiling = ceiling
+        self._recognizers = recognizers or _Recognizers(params, self._folders.get(DETECTOR))
+
+    def at_most(self, ceiling: float | None) -> ServedResources:
+        """These resources detecting with no type's threshold above ``ceiling`` (a request's ``threshold``: it may
+        ask to find more, never less); the recognizer set is shared, loaded once. ``None``: these resources."""
+        if ceiling is None:
+            return self
+        return ServedResources(self.params, self._folders, ceiling, self._recognizers)
 
     def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
         """The recognizer set's spans of ``docs`` (as the detect stage finds them), of ``labels`` only when given."""
-        return spans_of(run_recognizers(self._recognizers(), docs.texts, self.params.detection, labels,
-                                        view=self.params.ingest.normalize))
+        recognizers = self._recognizers.get()
+        detection = self.params.detection
+        if self._ceiling is not None:
+            detection = at_most(detection, recognizers, self._ceiling)
+        return spans_of(run_recognizers(recognizers, docs.texts, detection, labels, view=self.params.ingest.normalize))
 
     def _not_packed(self, what: str) -> ConfigError:
         return ConfigError(f"a served privatizer packs no {what}")

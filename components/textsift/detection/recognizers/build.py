@@ -63,3 +63,11 @@ def type_thresholds(recognizers: Sequence[Recognizer], params: DetectionParams) 
 def spans_of(detections: Sequence[Sequence[Detection]]) -> list[list[Span]]:
     """The plain spans of merged detections (per text)."""
     return [[d.span for d in doc] for doc in detections]
+
+
+def at_most(params: DetectionParams, recognizers: Sequence[Recognizer], ceiling: float) -> DetectionParams:
+    """``params`` with no type's threshold above ``ceiling``: a request that asks to find more (a served request's
+    ``threshold``), never less. Each type keeps its own threshold when that is already lower."""
+    lowered = {label: min(value, ceiling) for label, value in type_thresholds(recognizers, params).items()}
+    return params.model_copy(update={"threshold": min(params.threshold, ceiling), "thresholds": lowered,
+                                     "calibrated": False})
