@@ -48,3 +48,20 @@ def test_a_recall_target_takes_the_highest_threshold_keeping_it_else_the_lowest(
 
     with pytest.raises(ValueError, match="1 gold span lists for 0"):
         type_curve(GOLD, [], "PERSON")
+
+
+def test_a_recall_target_holds_on_every_corpus_a_precision_target_on_them_pooled() -> None:
+    """Corpus A finds its name at 0.9, corpus B only at 0.3: recall 1 on both needs 0.3, though pooled 0.9 gives half."""
+    from textsift.detection.calibration import calibrate
+
+    gold = [[Span(0, 7, "PERSON")]]
+    corpus_a = (gold, [[_d(0, 7, "PERSON", 0.9)]])
+    corpus_b = (gold, [[_d(0, 7, "PERSON", 0.3), _d(8, 11, "PERSON", 0.25)]])
+    chosen = calibrate([corpus_a, corpus_b], "PERSON", 0.9, "recall", (0.1, 0.3, 0.5, 0.9))
+    assert (chosen.threshold, chosen.char_recall, chosen.reached) == (0.3, 1.0, True)
+    pooled = calibrate([corpus_a, corpus_b], "PERSON", 0.5, "recall", (0.1, 0.3, 0.5, 0.9))
+    assert pooled.threshold == 0.3  # not 0.9, where the pooled recall is 0.5: B would keep nothing
+    precise = calibrate([corpus_a, corpus_b], "PERSON", 1.0, "precision", (0.1, 0.3, 0.5, 0.9))
+    assert (precise.threshold, precise.char_precision) == (0.3, 1.0)  # "met" at 0.25 stays out at 0.3
+    no_gold = ([[]], [[_d(0, 3, "PERSON", 0.99)]])
+    assert calibrate([corpus_a, no_gold], "PERSON", 0.9, "recall", (0.1, 0.9)).threshold == 0.9  # B marks no name

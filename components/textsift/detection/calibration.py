@@ -10,10 +10,10 @@ Two rules, a target per type. A precision target (quasi-identifiers: places, org
 task's signal, so wrongly hidden ones cost utility): the lowest threshold of :data:`GRID` whose character precision
 reaches it (the most recall that precision allows), else the most precise threshold (ties: the lower). A recall
 target (direct identifiers: a missed name is a leak): the highest threshold whose character recall reaches it (the
-most precision that recall allows), else the lowest threshold. Character precision of a type is the share of the
-characters its spans cover that lie inside a gold span of any annotated type (a hidden character is hidden whatever
-its label); character recall is the share of the type's gold characters its spans cover. Pure: spans in, numbers
-out.
+most precision that recall allows) on every real corpus that marks the type, else the lowest threshold. Character
+precision of a type is the share of the characters its spans cover that lie inside a gold span of any annotated
+type (a hidden character is hidden whatever its label); character recall is the share of the type's gold characters
+its spans cover. Pure: spans in, numbers out.
 """
 
 from __future__ import annotations
@@ -84,3 +84,22 @@ def choose(curve: Sequence[tuple[float, float, float]], target: float,
     threshold, precision, recall = curve[0]
     return Calibrated(threshold, precision, recall, False)
 
+
+
+def calibrate(corpora: Sequence[tuple[Sequence[Sequence[Span]], Sequence[Sequence[Detection]]]], label: str,
+              target: float, measure: Literal["precision", "recall"], grid: Sequence[float] = GRID) -> Calibrated:
+    """One type's threshold over several annotated corpora (``(gold, found)`` each, :func:`type_curve`'s inputs).
+
+    A precision target holds on them pooled. A recall target holds on each corpus that has a gold span of the
+    type: the lowest of their thresholds (a name missed in court transcripts is not made up for by tweets), its
+    figures reported pooled, ``reached`` only when every corpus reached it.
+    """
+    pooled = type_curve([doc for gold, _ in corpora for doc in gold], [doc for _, found in corpora for doc in found],
+                        label, grid)
+    if measure == "precision":
+        return choose(pooled, target)
+    each = [choose(type_curve(gold, found, label, grid), target, "recall") for gold, found in corpora
+            if any(s.label == label for doc in gold for s in doc)]
+    threshold = min(c.threshold for c in each)
+    _, precision, recall = next(point for point in pooled if point[0] == threshold)
+    return Calibrated(threshold, precision, recall, all(c.reached for c in each))

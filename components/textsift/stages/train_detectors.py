@@ -33,7 +33,7 @@ import pandas as pd
 from textsift import user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.config import select
-from textsift.detection.calibration import GRID, choose, type_curve
+from textsift.detection.calibration import GRID, calibrate
 from textsift.detection.gum import GUM_TYPES
 from textsift.detection.params import ENTITY_TYPES, CalibrationParams, DetectionParams
 from textsift.detection.recognizers.base import Detection
@@ -95,7 +95,8 @@ def _found(detector: Detector, examples: Sequence[LabelledText]) -> list[list[De
 def calibrated_thresholds(detector: Detector, data: DetectorData, params: CalibrationParams,
                           ) -> tuple[dict[str, float], dict[str, float]]:
     """Per type with a target, the threshold chosen on the validation examples of the real corpora that mark it
-    (:func:`textsift.detection.calibration.choose`), and the metrics ``calibration.<TYPE>.*`` it gave there.
+    (:func:`textsift.detection.calibration.calibrate`: a recall target on each of them, a precision target on them
+    pooled), and the metrics ``calibration.<TYPE>.*`` it gave there, pooled.
 
     Only real annotated text calibrates: synthetic and corpus examples are the detector's own distribution, where
     any threshold looks precise."""
@@ -104,12 +105,11 @@ def calibrated_thresholds(detector: Detector, data: DetectorData, params: Calibr
     thresholds: dict[str, float] = {}
     metrics: dict[str, float] = {}
     for label, (measure, target) in params.targets().items():
-        marking = [source for source in sorted(by_source) if label in REAL_SOURCES[source]]
-        gold = [list(ex.spans) for source in marking for ex in by_source[source][0]]
-        if not any(s.label == label for doc in gold for s in doc):
+        corpora = [([list(ex.spans) for ex in examples], found) for source, (examples, found) in
+                   sorted(by_source.items()) if label in REAL_SOURCES[source]]
+        if not any(s.label == label for gold, _ in corpora for doc in gold for s in doc):
             continue
-        found = [doc for source in marking for doc in by_source[source][1]]
-        chosen = choose(type_curve(gold, found, label), target, measure)
+        chosen = calibrate(corpora, label, target, measure)
         thresholds[label] = chosen.threshold
         metrics.update({f"calibration.{label}.threshold": chosen.threshold,
                         f"calibration.{label}.char_precision": chosen.char_precision,
