@@ -114,12 +114,12 @@ class CalibrationParams(Frozen):
 
     recall: dict[EntityType, float] = Field(
         default_factory=lambda: {"PERSON": 0.9},
-        description="type -> the character recall its threshold must keep on the validation text of the real corpora "
-                    "that mark the type (the highest such threshold: the most precision it allows)")
+        description="type -> the character recall its threshold must keep on the validation text of each real "
+                    "corpus that marks the type (the highest such threshold: the most precision it allows)")
     precision: dict[EntityType, float] = Field(
         default_factory=lambda: {"LOC": 0.8, "ORG": 0.8, "DATE": 0.8},
-        description="type -> the character precision its threshold must reach there (the lowest such threshold: the "
-                    "most recall it allows); a type in neither map is not calibrated")
+        description="type -> the character precision its threshold must reach on those corpora pooled (the lowest "
+                    "such threshold: the most recall it allows); a type in neither map is not calibrated")
 
     @field_validator("recall", "precision")
     @classmethod
