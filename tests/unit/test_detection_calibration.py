@@ -51,7 +51,7 @@ def test_a_recall_target_takes_the_highest_threshold_keeping_it_else_the_lowest(
 
 
 def test_a_recall_target_holds_on_every_corpus_a_precision_target_on_them_pooled() -> None:
-    """Corpus A finds its name at 0.9, corpus B only at 0.3: recall 1 on both needs 0.3, though pooled 0.9 gives half."""
+    """Corpus A finds its name at 0.9, corpus B only at 0.3: recall 1 on both needs 0.3 (pooled, 0.9 gives half)."""
     from textsift.detection.calibration import calibrate
 
     gold = [[Span(0, 7, "PERSON")]]
