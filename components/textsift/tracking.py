@@ -216,22 +216,35 @@ class Tracker:
 
         ``spec_text``: the setting and its validated params; ``folders``: the models and indexes it needs, packed
         with it. Signature: ``id`` (optional), ``text``, ``entities`` (optional: a request's entity types,
-        comma-joined) and ``threshold`` (optional: a request's detection threshold ceiling) in; ``id``, ``text`` and
-        (a DP mechanism) ``epsilon`` out. Its input example is synthetic text;
-        the secret key is never packed.
+        comma-joined) and ``threshold`` (optional: a request's detection threshold ceiling) in; ``id``, ``text``,
+        ``epsilon`` (a DP mechanism) and ``replaced`` (where each stand-in lies: redaction) out. Its input example is
+        synthetic text; the secret key is never packed.
         """
         import mlflow.pyfunc
         from mlflow.models import ModelSignature
         from mlflow.types import ColSpec, Schema
+        from mlflow.types.schema import Array, Object, Property
 
-        from textsift.serving.model import ENTITIES, EPSILON, EXAMPLE, ID, SPEC, TEXT, THRESHOLD, PrivatizerModel
+        from textsift.serving.model import (
+            ENTITIES,
+            EPSILON,
+            EXAMPLE,
+            ID,
+            REPLACED,
+            SPEC,
+            TEXT,
+            THRESHOLD,
+            PrivatizerModel,
+        )
 
         signature = ModelSignature(  # MLflow drops input columns its signature lacks: optional ones are declared
             inputs=Schema([ColSpec("string", ID, required=False), ColSpec("string", TEXT),
                            ColSpec("string", ENTITIES, required=False),
                            ColSpec("double", THRESHOLD, required=False)]),
             outputs=Schema([ColSpec("string", ID), ColSpec("string", TEXT),
-                            ColSpec("double", EPSILON, required=False)]))
+                            ColSpec("double", EPSILON, required=False),
+                            ColSpec(Array(Object([Property("start", "long"), Property("end", "long"),
+                                                  Property("type", "string")])), REPLACED, required=False)]))
         with tempfile.TemporaryDirectory() as tmp:
             spec_path = Path(tmp) / "spec.json"
             spec_path.write_text(spec_text, encoding="utf-8")

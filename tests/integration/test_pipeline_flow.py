@@ -502,7 +502,8 @@ def test_each_served_setting_is_a_registered_privatizer_that_never_repeats_a_pub
         mlflow.pyfunc.load_model(local)
     monkeypatch.setenv(secret_key.ENV, (root / secret_key.KEY_FILE).read_text().strip())
     model = mlflow.pyfunc.load_model(local)
-    assert model.metadata.get_input_schema().input_names() == ["id", "text", "entities"]
+    assert model.metadata.get_input_schema().input_names() == ["id", "text", "entities", "threshold"]
+    assert "replaced" in model.metadata.get_output_schema().input_names()
     request = pd.DataFrame({"id": corpus["doc_id"], "text": corpus["text"]})
     out, again = list(model.predict(request)["text"]), list(model.predict(request)["text"])
     replaced = [i for i, (text, private) in enumerate(zip(corpus["text"], expected, strict=True)) if text != private]
@@ -601,6 +602,10 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         assert answer.status_code == 200
         served = [r["text"] for r in answer.json()["records"]]
         assert [r["id"] for r in answer.json()["records"]] == list(corpus["doc_id"])
+        replaced = [r["replaced"] for r in answer.json()["records"]]  # where each stand-in lies in the answer
+        assert [bool(r) for r in replaced] == [s != t for s, t in zip(served, corpus["text"], strict=True)]
+        assert all(set(e) == {"start", "end", "type"} and 0 <= e["start"] < e["end"] <= len(s)
+                   for spans, s in zip(replaced, served, strict=True) for e in spans)
         published = _adhoc_privatized(flow_run, tmp_path, "red", corpus)
         assert [s != t for s, t in zip(served, corpus["text"], strict=True)] == [
             p != t for p, t in zip(published, corpus["text"], strict=True)]  # it redacts what the file's run does

@@ -314,6 +314,10 @@ def test_joined_requests_naming_other_entity_types_are_each_privatized_with_thei
     assert list(out["id"]) == ["a", "b", "c"]
     assert [("ann.lee" in t, "7946" in t) for t in out["text"]] == [(False, True), (False, False), (False, True)]
     assert all(t.startswith("Write to ") and t.endswith(" today.") for t in out["text"])
+    for answer, replaced in zip(out["text"], out["replaced"], strict=True):  # where each stand-in lies in the answer
+        assert [(answer[r["start"]:r["end"]], r["type"]) for r in replaced] == [
+            (f"[{r['type']}]", r["type"]) for r in replaced]
+    assert [[r["type"] for r in row] for row in out["replaced"]] == [["EMAIL"], ["EMAIL", "PHONE"], ["EMAIL"]]
     with pytest.raises(InputError, match=r"never leave one out \(missing: EMAIL\)"):
         model.predict(None, frame.assign(**{ENTITIES: ["PHONE"] * 3}))
 

@@ -196,7 +196,8 @@ def test_the_openapi_document_describes_exactly_the_fields_the_parser_accepts() 
     document = _client().get("/openapi.json")
     assert document.status_code == 200 and "$defs" not in document.text  # every reference inlined: all resolve
     paths = document.json()["paths"]
-    for route, answer_fields in (("/privatize", {"id", "text", "epsilon"}), ("/analyze", {"id", "entities"})):
+    for route, answer_fields in (("/privatize", {"id", "text", "epsilon", "replaced"}),
+                                 ("/analyze", {"id", "entities"})):
         operation = paths[route]["post"]
         body = operation["requestBody"]["content"]["application/json"]["schema"]
         assert set(body["properties"]) == set(BODY_FIELDS) and body["required"] == ["records"]

@@ -82,12 +82,15 @@ class PrivatizeResult:
         spent: per document, the ε it spent (the privacy ledger); None for a mechanism that is not DP.
         vault: per document id, ``(label, stand-in, original)`` of each replaced region, when the call asked for it
             (the pseudonym vault, sealed by the stage); empty otherwise.
+        replaced: per document, where each replaced region's stand-in lies in the output text, with its type, for a
+            mechanism that replaces whole regions (redaction: what a served answer lists); None otherwise.
     """
 
     texts: list[str]
     metrics: dict[str, float]
     spent: list[float] | None = None
     vault: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    replaced: list[list[Span]] | None = None
 
 
 class Mechanism(ABC):

@@ -31,20 +31,23 @@ class Body(BaseModel):
                                       "thresholds are the most a request may use: it may find more, never less)")
 
 
+class Entity(BaseModel):
+    """A span: in /analyze, offsets into the text as sent; in /privatize's ``replaced``, into the answered text. No
+    score."""
+
+    start: int
+    end: int
+    type: str
+
+
 class Privatized(BaseModel):
     """One answered record of ``/privatize``."""
 
     id: str
     text: str
     epsilon: float | None = Field(None, description="what this record spent (differentially private settings)")
-
-
-class Entity(BaseModel):
-    """A span the served setting replaces: offsets into the text as sent, no score."""
-
-    start: int
-    end: int
-    type: str
+    replaced: list[Entity] | None = Field(None, description="where each stand-in lies in the answered text, and the "
+                                                            "type it replaced (settings that replace whole regions)")
 
 
 class Analyzed(BaseModel):

@@ -41,6 +41,7 @@ from textsift.shutdown import sigterm_exits
 
 SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
 TEXT, ID, EPSILON = "text", "id", "epsilon"
+REPLACED = "replaced"  # an output column: per row, {start, end, type} of each stand-in in the answered text
 ENTITIES = "entities"  # an optional input column: a request's entity types, comma-joined (the same for its rows)
 THRESHOLD = "threshold"  # an optional input column: a request's detection threshold ceiling (the same for its rows)
 EXAMPLE = pd.DataFrame({ID: ["example-1"], TEXT: ["Call Maria Lopez at 555-0100 about the invoice."]})  # synthetic
@@ -124,7 +125,8 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
     def predict(self, context: Any, model_input: pd.DataFrame, params: dict[str, Any] | None = None
                 ) -> pd.DataFrame:
         """Privatize every row's ``text`` as sent (detection reads its normalized view and maps spans back, so a
-        response differs from its request only inside replaced spans); rows keep their order and ids.
+        response differs from its request only inside replaced spans); rows keep their order and ids, and, for a
+        setting that replaces whole regions, ``replaced`` lists where each stand-in lies in the answer and its type.
 
         Each row draws from a fresh name (:func:`textsift.releases.fresh_draw_name`): an id a client sends never keys a
         draw, so no request reproduces a published stand-in or noise vector, and the same text sent twice is two
@@ -141,12 +143,18 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
             groups.setdefault((value if isinstance(value, str) else None, _ceiling(ceiling)), []).append(row)
         out_texts: list[str] = [""] * len(texts)
         spent: list[float] | None = None
+        replaced: list[list[dict[str, Any]]] | None = None
         for (value, ceiling), rows in groups.items():
             setting = self.setting_for(value.split(",") if value is not None else None)
             result = served_privatize(self.mechanism, setting, self.resources.at_most(ceiling), self.key,
                                       [texts[r] for r in rows], [ids[r] for r in rows])
             for position, row in enumerate(rows):
                 out_texts[row] = result.texts[position]
+            if result.replaced is not None:
+                replaced = replaced or [[] for _ in texts]
+                for position, row in enumerate(rows):
+                    replaced[row] = [{"start": s.start, "end": s.end, "type": s.label}
+                                     for s in result.replaced[position]]
             if result.spent is not None:
                 spent = spent or [0.0] * len(texts)
                 for position, row in enumerate(rows):
@@ -154,6 +162,8 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         frame = pd.DataFrame({ID: ids, TEXT: out_texts})
         if spent is not None:
             frame[EPSILON] = spent
+        if replaced is not None:
+            frame[REPLACED] = replaced
         return frame
 
 

@@ -131,9 +131,9 @@ def with_stand_ins(docs: Documents, regions: list[list[Span]] | None, setting: M
     stand_ins = RedactSetting(kind="redact", labels=setting.stand_ins)
     texts, frozen = [], []
     for text, doc_regions, owner in zip(docs.texts, regions, docs.draw_names, strict=True):
-        placed: list[tuple[int, int]] = []
+        placed: list[Span] = []
         texts.append(redact_text(text, doc_regions, stand_ins, key, owner, placed=placed)[0])
-        frozen.append(placed)
+        frozen.append([(s.start, s.end) for s in placed])
     return texts, frozen
 
 

@@ -36,12 +36,14 @@ class Redaction(Mechanism):
 
     def privatize(self, docs: Documents, setting: RedactSetting, resources: Resources, key: Key, *,
                   vault: bool = False) -> PrivatizeResult:
-        """Redacted texts in input order and the mechanism's counts; per document id, ``(label, pseudonym,
-        original)`` of every replaced region when ``vault`` (the pseudonym vault)."""
+        """Redacted texts in input order, the mechanism's counts and where each stand-in lies in them; per document
+        id, ``(label, pseudonym, original)`` of every replaced region when ``vault`` (the pseudonym vault)."""
         entries: dict[str, list[tuple[str, str, str]]] | None = {} if vault else None
+        placed: list[list[Span]] = []
         texts, metrics = redact(docs.texts, docs.ids, _spans(docs, setting, resources), setting, key, vault=entries,
-                                owners=docs.draw_names)
-        return PrivatizeResult(texts, metrics, vault={doc: found for doc, found in (entries or {}).items() if found})
+                                owners=docs.draw_names, placed=placed)
+        return PrivatizeResult(texts, metrics, vault={doc: found for doc, found in (entries or {}).items() if found},
+                               replaced=placed)
 
 
 def _spans(docs: Documents, setting: RedactSetting, resources: Resources) -> list[list[Span]]:

@@ -138,10 +138,11 @@ def _stand_ins(text: str, regions: Sequence[Span], setting: RedactSetting, key: 
 
 def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, key: rng.Key, doc_id: str,
                 record: list[tuple[str, str, str]] | None = None,
-                placed: list[tuple[int, int]] | None = None) -> tuple[str, int]:
+                placed: list[Span] | None = None) -> tuple[str, int]:
     """One document redacted; returns the text and the number of regions replaced. ``record``, when given,
-    receives ``(label, pseudonym, original)`` per replaced region (the pseudonym vault's entries); ``placed`` the
-    ``(start, end)`` of each stand-in in the returned text (what a mechanism run after redaction must leave alone)."""
+    receives ``(label, pseudonym, original)`` per replaced region (the pseudonym vault's entries); ``placed`` where
+    each stand-in lies in the returned text, with its region's type (what a mechanism run after redaction must leave
+    alone; what a served answer lists as replaced)."""
     regions = outermost(consistent_spans(text, spans))
     if setting.style == "placeholder":
         stand_ins = [setting.placeholder.format(label=region.label) for region in regions]
@@ -154,7 +155,7 @@ def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, key: r
         pieces += [text[cursor:region.start], stand_in]
         length += region.start - cursor
         if placed is not None:
-            placed.append((length, length + len(stand_in)))
+            placed.append(Span(length, length + len(stand_in), region.label))
         length += len(stand_in)
         cursor = region.end
     pieces.append(text[cursor:])
@@ -164,14 +165,19 @@ def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, key: r
 def redact(
     texts: Sequence[str], doc_ids: Sequence[str], spans: Sequence[Sequence[Span]], setting: RedactSetting, key: rng.Key,
     vault: dict[str, list[tuple[str, str, str]]] | None = None, owners: Sequence[str] | None = None,
+    placed: list[list[Span]] | None = None,
 ) -> tuple[list[str], dict[str, float]]:
     """Redact every document (row order kept); metrics: spans given, regions replaced, documents touched.
-    ``vault``, when given, receives each document's ``(label, pseudonym, original)`` entries by id. ``owners`` names
-    what each document's pseudonyms are keyed by (``Documents.draw_names``: id and text digest); default its id."""
+    ``vault``, when given, receives each document's ``(label, pseudonym, original)`` entries by id; ``placed``, per
+    document, where its stand-ins lie in its output (:func:`redact_text`). ``owners`` names what each document's
+    pseudonyms are keyed by (``Documents.draw_names``: id and text digest); default its id."""
     out, replaced = [], []
     for text, doc_id, owner, doc_spans in zip(texts, doc_ids, owners or doc_ids, spans, strict=True):
         record = vault.setdefault(doc_id, []) if vault is not None else None
-        redacted, count = redact_text(text, doc_spans, setting, key, owner, record)
+        where: list[Span] | None = [] if placed is not None else None
+        redacted, count = redact_text(text, doc_spans, setting, key, owner, record, where)
+        if placed is not None and where is not None:
+            placed.append(where)
         out.append(redacted)
         replaced.append(count)
     n = max(len(texts), 1)
