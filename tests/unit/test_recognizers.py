@@ -114,6 +114,10 @@ def test_detection_params_are_checked() -> None:
         parse_params({"detection": {"thresholds": {"PERSON": 1.5}}})
     with pytest.raises(ConfigError, match="detection.recognizers"):
         parse_params({"detection": {"recognizers": ["model", "model"]}})
+    with pytest.raises(ConfigError, match=r"detectors.calibration.recall"):
+        parse_params({"detectors": {"calibration": {"recall": {"PERSON": 0}}}})
+    with pytest.raises(ConfigError, match="a recall or a precision target, not both: LOC"):
+        parse_params({"detectors": {"calibration": {"recall": {"LOC": 0.9}, "precision": {"LOC": 0.9}}}})
     with pytest.raises(ConfigError, match="detection.recognizers"):
         parse_params({"detection": {"recognizers": ["presidio"]}})
     with pytest.raises(ConfigError, match=r"privatize.settings.r.redact.labels"):

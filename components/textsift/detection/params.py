@@ -101,10 +101,16 @@ class DetectionParams(Frozen):
     @field_validator("thresholds")
     @classmethod
     def _probabilities(cls, value: dict[str, float]) -> dict[str, float]:
-        bad = [label for label, p in value.items() if not 0 < p <= 1]
-        if bad:
-            raise ValueError(f"thresholds must be in (0, 1]: {', '.join(sorted(bad))}")
-        return value
+        return shares(value, "thresholds")
+
+
+def shares(value: dict[str, float], what: str) -> dict[str, float]:
+    """``value`` (type -> a share) when every share is in (0, 1]; else a ValueError naming the types that are not."""
+    bad = [label for label, p in value.items() if not 0 < p <= 1]
+    if bad:
+        raise ValueError(f"{what} must be in (0, 1]: {', '.join(sorted(bad))}")
+    return value
+
 
 class CalibrationParams(Frozen):
     """Per-type thresholds the trained detector chooses on the real corpora's validation splits
@@ -124,10 +130,7 @@ class CalibrationParams(Frozen):
     @field_validator("recall", "precision")
     @classmethod
     def _shares(cls, value: dict[str, float]) -> dict[str, float]:
-        bad = [label for label, p in value.items() if not 0 < p <= 1]
-        if bad:
-            raise ValueError(f"targets must be in (0, 1]: {', '.join(sorted(bad))}")
-        return value
+        return shares(value, "targets")
 
     @model_validator(mode="after")
     def _one_target_per_type(self) -> CalibrationParams:
