@@ -9,8 +9,8 @@ import pytest
 from textsift.config import parse_params
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection
-from textsift.detection.recognizers.build import build_recognizers, run_recognizers, type_thresholds
-from textsift.detection.recognizers.merge import merge_detections
+from textsift.detection.recognizers.build import build_recognizers, run_recognizers, thresholds_of
+from textsift.detection.recognizers.merge import Thresholds, merge_detections
 from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.detection.recognizers.patterns import PatternRecognizer, find_patterns, iban_valid, luhn_valid
 from textsift.errors import ConfigError
@@ -50,10 +50,10 @@ def test_per_type_thresholds_labels_and_provenance_when_merging() -> None:
     model = [Detection(0, 4, "PERSON", 0.3, "model"), Detection(10, 20, "EMAIL", 0.9, "model"),
              Detection(30, 35, "LOC", 0.3, "model")]
     patterns = [Detection(10, 20, "EMAIL", 1.0, "patterns"), Detection(40, 45, "DATE", 0.6, "patterns")]
-    merged = merge_detections([model, patterns], default=0.5, thresholds={"PERSON": 0.2})
+    merged = merge_detections([model, patterns], Thresholds(0.5, {"PERSON": 0.2}))
     assert merged == [Detection(0, 4, "PERSON", 0.3, "model"), Detection(10, 20, "EMAIL", 1.0, "model+patterns"),
                       Detection(40, 45, "DATE", 0.6, "patterns")]  # LOC 0.3 is under the default 0.5
-    only = merge_detections([model, patterns], default=0.5, thresholds={"PERSON": 0.2}, labels=["PERSON"])
+    only = merge_detections([model, patterns], Thresholds(0.5, {"PERSON": 0.2}), labels=["PERSON"])
     assert [d.label for d in only] == ["PERSON"]
 
 
@@ -63,12 +63,12 @@ def test_one_type_per_span_the_most_confident_then_the_first_in_entity_types() -
              Detection(30, 40, "ORG", 0.6, "model")]
     patterns = [Detection(10, 20, "DATE", 0.85, "patterns"), Detection(10, 20, "PHONE", 0.7, "patterns"),
                 Detection(30, 40, "ORG", 0.9, "patterns")]
-    assert merge_detections([model, patterns], default=0.3) == [
+    assert merge_detections([model, patterns], 0.3) == [
         Detection(0, 7, "PERSON", 0.37, "model"),  # a tie: PERSON comes first in ENTITY_TYPES
         Detection(10, 20, "DATE", 0.85, "patterns"),  # PHONE (0.7, found twice) loses to the more confident DATE
         Detection(30, 40, "ORG", 0.9, "model+patterns")]  # one type: merged, as before
     tie = merge_detections([[Detection(0, 4, "ZZZ", 0.5, "m"), Detection(0, 4, "AAA", 0.5, "m"),
-                             Detection(0, 4, "URL", 0.5, "m")]], default=0.3)
+                             Detection(0, 4, "URL", 0.5, "m")]], 0.3)
     assert [d.label for d in tie] == ["URL"]  # types outside ENTITY_TYPES come after it, alphabetically
 
 
@@ -80,20 +80,20 @@ def test_crossing_types_keep_the_most_confident_and_nested_spans_all_stay() -> N
              Detection(plovdiv, year + 4, "ORG", 0.3, "model"),  # crosses the ORG, same type: kept
              Detection(plovdiv + 4, year + 4, "PERSON", 0.35, "model"),  # crosses the LOC and the ORG: dropped
              Detection(year, year + 4, "DATE", 0.6, "patterns")]
-    merged = merge_detections([found], default=0.1)
+    merged = merge_detections([found], 0.1)
     assert [(text[d.start:d.end], d.label) for d in merged] == [
         ("Regional", "PERSON"), ("Regional Court of Plovdiv", "ORG"), ("Plovdiv", "LOC"), ("Plovdiv in 1984", "ORG"),
         ("1984", "DATE")]
     winner = Detection(plovdiv + 4, year + 4, "PERSON", 0.9, "model")  # now the crossing PERSON is the strongest
-    assert [(text[d.start:d.end], d.label) for d in merge_detections([[*found[:5], winner]], default=0.1)] == [
+    assert [(text[d.start:d.end], d.label) for d in merge_detections([[*found[:5], winner]], 0.1)] == [
         ("Regional", "PERSON"), ("Plovdiv in 1984", "ORG"), ("div in 1984", "PERSON")]  # the ORG and LOC it crosses go
 
 
 def test_types_are_resolved_before_labels_restrict_them() -> None:
     found = [Detection(0, 7, "LOC", 0.6, "model"), Detection(0, 7, "PERSON", 0.4, "model"),
              Detection(9, 12, "PERSON", 0.4, "model")]
-    everything = merge_detections([found], default=0.3)
-    only = merge_detections([found], default=0.3, labels=["PERSON"])
+    everything = merge_detections([found], 0.3)
+    only = merge_detections([found], 0.3, labels=["PERSON"])
     assert only == [d for d in everything if d.label == "PERSON"] == [Detection(9, 12, "PERSON", 0.4, "model")]
 
 
@@ -139,10 +139,18 @@ def test_spacy_recognizer_maps_types_when_installed() -> None:
     assert all(d.source == "spacy" and d.score == spacy_ner.SCORE for d in found)
 
 
-def test_the_detectors_calibrated_thresholds_apply_unless_params_override_them() -> None:
-    detector = SimpleNamespace(labels=("PERSON", "LOC"), thresholds={"PERSON": 0.6, "LOC": 0.3})
+def test_the_detectors_calibrated_thresholds_apply_to_its_own_detections_unless_params_override_them() -> None:
+    detector = SimpleNamespace(labels=("PERSON", "DATE"), thresholds={"PERSON": 0.6, "DATE": 0.9})
     recognizers = [ModelRecognizer(detector), PatternRecognizer()]  # type: ignore[arg-type]
-    assert type_thresholds(recognizers, DetectionParams()) == {"PERSON": 0.6, "LOC": 0.3}
-    assert type_thresholds(recognizers, DetectionParams(thresholds={"PERSON": 0.05})) == {"PERSON": 0.05, "LOC": 0.3}
-    assert type_thresholds(recognizers, DetectionParams(calibrated=False, thresholds={"ORG": 0.2})) == {"ORG": 0.2}
-    assert type_thresholds([PatternRecognizer()], DetectionParams()) == {}  # no model, nothing calibrated
+    needs = thresholds_of(recognizers, DetectionParams(threshold=0.5))
+    model_date, pattern_date = Detection(0, 4, "DATE", 0.85, "model"), Detection(0, 4, "DATE", 0.85, "patterns")
+    assert (needs.of(model_date), needs.of(pattern_date)) == (0.9, 0.5)  # calibrated on the model's scores only
+    assert merge_detections([[model_date], [pattern_date]], needs) == [pattern_date]
+    assert needs.of(Detection(0, 4, "PERSON", 0.7, "model")) == 0.6 and needs.floor() == 0.5
+    override = thresholds_of(recognizers, DetectionParams(threshold=0.5, thresholds={"DATE": 0.95}))
+    assert (override.of(model_date), override.of(pattern_date)) == (0.95, 0.95)  # params name the type: for all
+    plain = thresholds_of(recognizers, DetectionParams(calibrated=False, threshold=0.5))
+    assert plain.of(model_date) == 0.5 and thresholds_of([PatternRecognizer()], DetectionParams()).model == {}
+    capped = needs.at_most(0.4)
+    assert (capped.of(model_date), capped.of(pattern_date), capped.floor()) == (0.4, 0.4, 0.4)
+    assert needs.at_most(0.95) == needs  # a ceiling above every threshold changes nothing

@@ -11,7 +11,7 @@ from typing import Any
 
 from textsift.config import Params
 from textsift.corpus import Span
-from textsift.detection.recognizers.build import at_most, recognizer_set, run_recognizers, spans_of
+from textsift.detection.recognizers.build import recognizer_set, run_recognizers, spans_of
 from textsift.device import resolve_device
 from textsift.errors import ConfigError
 from textsift.mechanisms.base import Documents
@@ -56,11 +56,8 @@ class ServedResources:
 
     def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
         """The recognizer set's spans of ``docs`` (as the detect stage finds them), of ``labels`` only when given."""
-        recognizers = self._recognizers.get()
-        detection = self.params.detection
-        if self._ceiling is not None:
-            detection = at_most(detection, recognizers, self._ceiling)
-        return spans_of(run_recognizers(recognizers, docs.texts, detection, labels, view=self.params.ingest.normalize))
+        return spans_of(run_recognizers(self._recognizers.get(), docs.texts, self.params.detection, labels,
+                                        view=self.params.ingest.normalize, ceiling=self._ceiling))
 
     def _not_packed(self, what: str) -> ConfigError:
         return ConfigError(f"a served privatizer packs no {what}")

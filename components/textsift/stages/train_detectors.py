@@ -38,7 +38,7 @@ from textsift.detection.gum import GUM_TYPES
 from textsift.detection.params import ENTITY_TYPES, CalibrationParams, DetectionParams
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import build_recognizers
-from textsift.detection.recognizers.merge import merge_detections
+from textsift.detection.recognizers.merge import Thresholds, merge_detections
 from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.detection.recognizers.spacy_ner import PACKAGES as SPACY_PACKAGES
 from textsift.detection.scoring import detection_scores
@@ -80,8 +80,8 @@ def scores(detector: Detector, data: DetectorData, prefix: str) -> dict[str, flo
         metrics.update(evaluate_detector(detector, examples, prefix=f"{prefix}.test.{source}"))
         if source in REAL_SOURCES:
             found = _found(detector, examples)
-            kept = [[d.span for d in merge_detections([doc], TRAINED_CONFIDENCE, detector.thresholds)]
-                    for doc in found]
+            needs = Thresholds(TRAINED_CONFIDENCE, model=detector.thresholds)
+            kept = [[d.span for d in merge_detections([doc], needs)] for doc in found]
             real = detection_scores([list(ex.spans) for ex in examples], kept, REAL_SOURCES[source])
             metrics.update({f"{prefix}.real.{source}.{key}": value for key, value in real.items()})
     return metrics

@@ -8,7 +8,7 @@ from pathlib import Path
 from textsift.corpus import Span
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection, Recognizer
-from textsift.detection.recognizers.merge import analyze
+from textsift.detection.recognizers.merge import Thresholds, analyze
 from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.detection.recognizers.patterns import PatternRecognizer
 from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
@@ -44,30 +44,25 @@ def recognizer_set(params: DetectionParams, detector_folder: Path | None, device
 
 
 def run_recognizers(recognizers: Sequence[Recognizer], texts: Sequence[str], params: DetectionParams,
-                    labels: Sequence[str] | None = None, *, view: NormalizeParams) -> list[list[Detection]]:
-    """Every recognizer over ``texts``, each type at its threshold, merged with provenance.
+                    labels: Sequence[str] | None = None, *, view: NormalizeParams,
+                    ceiling: float | None = None) -> list[list[Detection]]:
+    """Every recognizer over ``texts``, each detection at its threshold (:func:`thresholds_of`), merged with provenance.
 
     The one way into the recognizer set (the detect stage, privatize's detection of new texts, ``textsift detect``,
     the library's ``detect()``, the served privatizer): recognizers read each text's model view (``view``: params
-    ``ingest.normalize``) and every offset returned indexes ``texts`` themselves."""
-    return analyze(recognizers, texts, params.threshold, type_thresholds(recognizers, params), labels, view=view)
+    ``ingest.normalize``) and every offset returned indexes ``texts`` themselves. ``ceiling``: no threshold above it
+    (a served request's ``threshold``: it may find more, never less)."""
+    needs = thresholds_of(recognizers, params)
+    return analyze(recognizers, texts, needs if ceiling is None else needs.at_most(ceiling), labels, view=view)
 
 
-def type_thresholds(recognizers: Sequence[Recognizer], params: DetectionParams) -> dict[str, float]:
-    """The per-type thresholds detection runs at: the trained detector's calibrated ones (when ``params.calibrated``
-    and the set has the model), overridden by ``params.thresholds``; types in neither take ``params.threshold``."""
+def thresholds_of(recognizers: Sequence[Recognizer], params: DetectionParams) -> Thresholds:
+    """What each detection needs: ``params.thresholds`` per type; the trained detector's calibrated thresholds for
+    its own detections (when ``params.calibrated`` and the set has the model); ``params.threshold`` otherwise."""
     calibrated = next((r.calibrated for r in recognizers if isinstance(r, ModelRecognizer)), {})
-    return {**(calibrated if params.calibrated else {}), **params.thresholds}
+    return Thresholds(params.threshold, dict(params.thresholds), calibrated if params.calibrated else {})
 
 
 def spans_of(detections: Sequence[Sequence[Detection]]) -> list[list[Span]]:
     """The plain spans of merged detections (per text)."""
     return [[d.span for d in doc] for doc in detections]
-
-
-def at_most(params: DetectionParams, recognizers: Sequence[Recognizer], ceiling: float) -> DetectionParams:
-    """``params`` with no type's threshold above ``ceiling``: a request that asks to find more (a served request's
-    ``threshold``), never less. Each type keeps its own threshold when that is already lower."""
-    lowered = {label: min(value, ceiling) for label, value in type_thresholds(recognizers, params).items()}
-    return params.model_copy(update={"threshold": min(params.threshold, ceiling), "thresholds": lowered,
-                                     "calibrated": False})

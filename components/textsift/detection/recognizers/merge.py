@@ -1,8 +1,8 @@
 """Running a recognizer set and merging what it finds (METHODS.md §4.1).
 
-Each type has a threshold on the confidence (default and per-type overrides, params
-``detection.threshold``/``thresholds``); a span passes when its confidence reaches its type's
-threshold. Spans equal in ``(start, end, label)`` found by several recognizers become one,
+Each detection needs a confidence (:class:`Thresholds`: params ``detection.thresholds`` per type, for any
+recognizer; else the trained detector's calibrated threshold of its type, for the model's own detections; else
+``detection.threshold``). Spans equal in ``(start, end, label)`` found by several recognizers become one,
 with the highest confidence and every finder in ``source``. Then one type per span
 (:func:`one_type_per_span`): of spans of different types over the same characters only the most
 confident stays, and so does only the most confident of spans of different types that cross (overlap,
@@ -20,7 +20,7 @@ caller's text, whatever its line breaks, tabs, markup or decomposed accents.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from textsift.detection.params import ENTITY_TYPES
 from textsift.detection.recognizers.base import Detection, Recognizer
@@ -28,13 +28,35 @@ from textsift.ingest_params import NormalizeParams
 from textsift.normalize import TextView, model_view, to_original
 
 
-def threshold_of(label: str, default: float, thresholds: Mapping[str, float]) -> float:
-    """The confidence a span of type ``label`` needs."""
-    return thresholds.get(label, default)
+@dataclass(frozen=True)
+class Thresholds:
+    """The confidence a detection needs: its type's in ``by_type`` (params ``detection.thresholds``: any recognizer),
+    else, for the trained model's own detections, its type's in ``model`` (the detector's calibrated thresholds:
+    chosen on its scores, they say nothing of a pattern's or spaCy's), else ``default``."""
+
+    default: float
+    by_type: Mapping[str, float] = field(default_factory=dict)
+    model: Mapping[str, float] = field(default_factory=dict)
+
+    def of(self, detection: Detection) -> float:
+        """The confidence ``detection`` needs (its finder is a single recognizer: merging comes after)."""
+        if detection.label in self.by_type:
+            return self.by_type[detection.label]
+        if detection.source == "model" and detection.label in self.model:
+            return self.model[detection.label]
+        return self.default
+
+    def floor(self) -> float:
+        """The lowest confidence any detection may need: what recognizers decode at."""
+        return min([self.default, *self.by_type.values(), *self.model.values()])
+
+    def at_most(self, ceiling: float) -> Thresholds:
+        """Every threshold capped at ``ceiling`` (a request that asks to find more, never less)."""
+        return Thresholds(min(self.default, ceiling), {k: min(v, ceiling) for k, v in self.by_type.items()},
+                          {k: min(v, ceiling) for k, v in self.model.items()})
 
 
-def merge_detections(found: Sequence[Sequence[Detection]], default: float,
-                     thresholds: Mapping[str, float] | None = None,
+def merge_detections(found: Sequence[Sequence[Detection]], thresholds: Thresholds | float,
                      labels: Sequence[str] | None = None) -> list[Detection]:
     """One text's detections from several recognizers: thresholded, merged, one type per span, restricted to
     ``labels``.
@@ -44,8 +66,7 @@ def merge_detections(found: Sequence[Sequence[Detection]], default: float,
 
     Args:
         found: per recognizer, its detections in the text.
-        default: the confidence threshold of types not in ``thresholds``.
-        thresholds: per-type thresholds.
+        thresholds: what each detection needs (a number: one threshold for all).
         labels: types to keep (None: all).
 
     Returns:
@@ -53,8 +74,8 @@ def merge_detections(found: Sequence[Sequence[Detection]], default: float,
         once, ``score`` the highest, ``source`` the sorted ``+``-joined finders; spans of different types
         never share their extent nor cross (:func:`one_type_per_span`).
     """
-    thresholds = thresholds or {}
-    passed = [d for detections in found for d in detections if d.score >= threshold_of(d.label, default, thresholds)]
+    needs = thresholds if isinstance(thresholds, Thresholds) else Thresholds(thresholds)
+    passed = [d for detections in found for d in detections if d.score >= needs.of(d)]
     resolved = one_type_per_span(_same_spans_merged(passed))
     if labels is None:
         return resolved
@@ -128,17 +149,15 @@ def in_original(view: TextView, detections: Sequence[Detection]) -> list[Detecti
     return out
 
 
-def analyze(recognizers: Sequence[Recognizer], texts: Sequence[str], default: float,
-            thresholds: Mapping[str, float] | None = None,
+def analyze(recognizers: Sequence[Recognizer], texts: Sequence[str], thresholds: Thresholds,
             labels: Sequence[str] | None = None, *, view: NormalizeParams) -> list[list[Detection]]:
     """Every recognizer over the model views of ``texts``, mapped back to ``texts``, merged per text with
     :func:`merge_detections`.
 
-    Each recognizer decodes at the lowest threshold any type uses, so the per-type thresholds
-    apply after it, in one place. ``view``: how the views normalize (params ``ingest.normalize``).
+    Each recognizer decodes at the lowest threshold anything uses, so the thresholds apply after it, in one
+    place. ``view``: how the views normalize (params ``ingest.normalize``).
     """
     views = [model_view(text, view) for text in texts]
-    floor = min([default, *(thresholds or {}).values()])
-    per_recognizer = [r.analyze([v.text for v in views], floor) for r in recognizers]
-    return [merge_detections([in_original(v, found[k]) for found in per_recognizer], default, thresholds, labels)
+    per_recognizer = [r.analyze([v.text for v in views], thresholds.floor()) for r in recognizers]
+    return [merge_detections([in_original(v, found[k]) for found in per_recognizer], thresholds, labels)
             for k, v in enumerate(views)]
