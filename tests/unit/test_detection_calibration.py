@@ -24,10 +24,12 @@ def test_a_type_curve_counts_characters_at_each_threshold() -> None:
     curve = dict((t, (p, r)) for t, p, r in type_curve(GOLD, FOUND, "PERSON", (0.1, 0.5, 0.95)))
     assert curve[0.1] == (7 / 10, 1.0)  # "Ann Lee" and "met": 7 of 10 characters inside gold
     assert curve[0.5] == (1.0, 1.0)
-    assert curve[0.95] == (1.0, 0.0)  # nothing predicted: precision 1 by convention, nothing covered
+    assert curve[0.95] == (0.0, 0.0)  # nothing predicted: no precision, so no target is met by finding nothing
     # an ORG over LOC's gold characters is precise (a hidden character is hidden whatever its label), not recall
     org = dict((t, (p, r)) for t, p, r in type_curve(GOLD, FOUND, "ORG", (0.1, 0.5)))
     assert org[0.1] == (1.0, 1.0) and org[0.5] == (1.0, 0.0)
+    silent = choose(type_curve(GOLD, FOUND, "PERSON", (0.1, 0.95)), 0.8)
+    assert (silent.threshold, silent.reached) == (0.1, False)  # 0.95 finds nothing: not a precise threshold
 
 
 def test_the_lowest_threshold_reaching_the_target_is_chosen_else_the_most_precise() -> None:

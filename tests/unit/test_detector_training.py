@@ -181,7 +181,6 @@ def test_scored_detection_at_the_trained_threshold_is_detect_and_lower_confidenc
     assert probability(logit(0.2)) == pytest.approx(0.2)
 
 
-
 def test_thresholds_are_calibrated_on_real_validation_text_only(trained: TrainedDetector) -> None:
     from textsift.detection.calibration import type_curve
     from textsift.detection.params import CalibrationParams

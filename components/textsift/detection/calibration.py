@@ -4,7 +4,8 @@ A detector's confidences are not comparable across types: on GUM's dev documents
 right as often as an ORG span at 0.7. One threshold for every type is too low for some and too high for
 others, so ``train_detectors`` chooses each type's threshold on its validation split of real annotated text
 (GUM dev, BTC dev, WNUT-17 dev: text the detector never trained on and the test figures never see) and stores
-them with the detector; detection uses them unless params ``detection.thresholds`` names a type.
+them with the detector; detection uses them for the model's own detections unless params ``detection.thresholds``
+names the type or ``detection.calibrated`` is false.
 
 Two rules, a target per type. A precision target (quasi-identifiers: places, organisations and dates are often a
 task's signal, so wrongly hidden ones cost utility): the lowest threshold of :data:`GRID` whose character precision
@@ -64,8 +65,8 @@ def type_curve(gold: Sequence[Sequence[Span]], found: Sequence[Sequence[Detectio
             hit += len(chars & any_chars)
             predicted += len(chars)
             covered += len(chars & type_chars)
-        total = sum(map(len, gold_type))
-        curve.append((threshold, hit / predicted if predicted else 1.0, covered / total if total else 0.0))
+        total = sum(map(len, gold_type))  # nothing predicted is no precision (0): a target is never met by silence
+        curve.append((threshold, hit / predicted if predicted else 0.0, covered / total if total else 0.0))
     return curve
 
 
@@ -85,7 +86,6 @@ def choose(curve: Sequence[tuple[float, float, float]], target: float,
     return Calibrated(threshold, precision, recall, False)
 
 
-
 def calibrate(corpora: Sequence[tuple[Sequence[Sequence[Span]], Sequence[Sequence[Detection]]]], label: str,
               target: float, measure: Literal["precision", "recall"], grid: Sequence[float] = GRID) -> Calibrated:
     """One type's threshold over several annotated corpora (``(gold, found)`` each, :func:`type_curve`'s inputs).
@@ -100,6 +100,8 @@ def calibrate(corpora: Sequence[tuple[Sequence[Sequence[Span]], Sequence[Sequenc
         return choose(pooled, target)
     each = [choose(type_curve(gold, found, label, grid), target, "recall") for gold, found in corpora
             if any(s.label == label for doc in gold for s in doc)]
+    if not each:
+        raise ValueError(f"no corpus has a gold {label} span to keep a recall target on")
     threshold = min(c.threshold for c in each)
     _, precision, recall = next(point for point in pooled if point[0] == threshold)
     return Calibrated(threshold, precision, recall, all(c.reached for c in each))
