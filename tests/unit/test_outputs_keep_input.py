@@ -324,7 +324,8 @@ def test_joined_requests_naming_other_entity_types_are_each_privatized_with_thei
 
 def test_a_requests_threshold_finds_more_never_less_and_joined_requests_keep_their_own() -> None:
     """A year after a cue scores 0.6 and a full date 0.85 (the pattern recognizer); served at 0.7, the year stays.
-    A request at 0.5 gets it replaced too; one at 0.9 (above the served threshold) still gets the date replaced."""
+    A request at 0.55 (taken down to 0.5) gets it replaced too; one at 1 (above the served threshold) still gets the
+    date replaced."""
     import pandas as pd
 
     from textsift.errors import InputError
@@ -337,12 +338,14 @@ def test_a_requests_threshold_finds_more_never_less_and_joined_requests_keep_the
     model.mechanism, model.key = Redaction(), new_key()
     model.resources = ServedResources(model.params, {})
     text = "Born in 1981, she moved on 12 September 1999."
-    frame = pd.DataFrame({"id": ["a", "b", "c"], "text": [text] * 3, THRESHOLD: [None, 0.5, 0.9]})
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "text": [text] * 3, THRESHOLD: [None, 0.55, 1.0]})
     out = list(model.predict(None, frame)["text"])
     assert ["1981" in t for t in out] == [True, False, True]
     assert not any("1999" in t for t in out) and all(t.startswith("Born in ") for t in out)
     (served,), (lowered,) = model.analyze([text]), model.analyze([text], None, 0.5)
     assert [text[s.start:s.end] for s in served] == ["12 September 1999"]
     assert [text[s.start:s.end] for s in lowered] == ["1981", "12 September 1999"]
-    with pytest.raises(InputError, match=r'"threshold" must be in \(0, 1\]'):
-        model.predict(None, frame.assign(**{THRESHOLD: [0.0] * 3}))
+    with pytest.raises(InputError, match=r'"threshold" must be in \[0.02, 1\]'):
+        model.predict(None, frame.assign(**{THRESHOLD: [0.01] * 3}))
+    nullable = frame.assign(**{THRESHOLD: pd.array([None, 0.55, 1.0], dtype="Float64")})  # NA, not NaN: no threshold
+    assert list(model.predict(None, nullable)["text"]) == list(model.predict(None, frame)["text"])

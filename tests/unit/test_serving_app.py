@@ -183,10 +183,10 @@ def test_a_requests_threshold_reaches_the_model_and_the_analyzer_and_bad_ones_ar
     assert list(seen[-1]["threshold"]) == [0.05]
     assert _post_to(client, "/analyze", '{"records": [{"text": "x"}], "threshold": 1}')[0] == 200
     assert _post_to(client, "/analyze", '{"records": [{"text": "x"}]}')[0] == 200 and asked == [1.0, None]
-    for bad in ("0", "1.5", "-0.1", "true", '"0.2"', "null", "[0.2]"):
+    for bad in ("0", "0.01", "1.5", "-0.1", "true", '"0.2"', "null", "[0.2]"):
         status, answer = _post_to(client, "/privatize", '{"records": [{"text": "' + SECRET + '"}], "threshold": '
                                   + bad + "}")
-        assert status == 422 and answer["error"].startswith('"threshold" must be a number in (0, 1]'), bad
+        assert status == 422 and answer["error"].startswith('"threshold" must be a number in [0.02, 1]'), bad
         assert "Maria" not in answer["error"]
 
 

@@ -27,8 +27,9 @@ class Body(BaseModel):
         None, description="entity types and groups (direct, quasi, all) to protect; they must include the served "
                           "setting's own")
     threshold: float | None = Field(
-        None, gt=0, le=1, description="no entity type detected at a confidence threshold above this (the served "
-                                      "thresholds are the most a request may use: it may find more, never less)")
+        None, ge=0.02, le=1, description="no entity type detected at a confidence threshold above this, taken down to "
+                                         "0.02, 0.05, 0.1, 0.2, 0.3, 0.5 or 1 (the served thresholds are the most a "
+                                         "request may use: it may find more, never less)")
 
 
 class Entity(BaseModel):

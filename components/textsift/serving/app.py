@@ -7,8 +7,9 @@ same order. ``POST /analyze`` takes the same records and answers ``{"records": [
 (:meth:`textsift.serving.model.PrivatizerModel.analyze`). Either body may name ``"entities"`` (types and groups,
 e.g. ``["direct", "LOC"]``): the types to protect instead of the setting's own, which they must include
 (:meth:`~textsift.serving.model.PrivatizerModel.setting_for`: a request may protect more, never less than what was
-judged), and ``"threshold"`` (a number in (0, 1]): no type detected at a higher confidence threshold than that or
-its served one (likewise: it may find more, never less). Requests that arrive while the model is busy are
+judged), and ``"threshold"`` (a number in [0.02, 1], taken down to a coarse grid so that requests cannot measure a
+span's confidence): no type detected at a higher confidence threshold than that or its served one (likewise: it may
+find more, never less). Requests that arrive while the model is busy are
 privatized together in one call
 (:mod:`textsift.serving.batching`: the same output as one by one). Every request needs ``Authorization: Bearer
 <token>``. A body over ``max_bytes`` is refused (413) before it is parsed, more than ``max_records`` records
@@ -49,7 +50,7 @@ from textsift.errors import InputError
 from textsift.serving.api_schema import AnalyzeAnswer, PrivatizeAnswer, operation
 from textsift.serving.batching import Batcher
 from textsift.serving.guard import AuditLog, RateLimit
-from textsift.serving.model import ENTITIES, THRESHOLD, row_ids
+from textsift.serving.model import ENTITIES, REQUEST_THRESHOLDS, THRESHOLD, row_ids
 
 MAX_BYTES = 1_000_000
 MAX_RECORDS = 1_000
@@ -154,13 +155,14 @@ def _entities(payload: dict[str, Any]) -> str | None | JSONResponse:
 
 
 def _threshold(payload: dict[str, Any]) -> float | None | JSONResponse:
-    """The body's ``threshold`` (a number in (0, 1]); None when it has none; or the error."""
+    """The body's ``threshold`` (a number in [0.02, 1]); None when it has none; or the error."""
     if "threshold" not in payload:
         return None
     value = payload["threshold"]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
-        return _error(422, "\"threshold\" must be a number in (0, 1]: no type is detected at a higher confidence "
-                           "threshold than this or the served one")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not REQUEST_THRESHOLDS[0] <= value <= 1:
+        return _error(422, f"\"threshold\" must be a number in [{REQUEST_THRESHOLDS[0]}, 1]: no type is detected at "
+                           "a higher confidence threshold than this (taken down to one of "
+                           f"{', '.join(map(str, REQUEST_THRESHOLDS))}) or the served one")
     return float(value)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -44,6 +43,10 @@ TEXT, ID, EPSILON = "text", "id", "epsilon"
 REPLACED = "replaced"  # an output column: per row, {start, end, type} of each stand-in in the answered text
 ENTITIES = "entities"  # an optional input column: a request's entity types, comma-joined (the same for its rows)
 THRESHOLD = "threshold"  # an optional input column: a request's detection threshold ceiling (the same for its rows)
+# A request's threshold is taken down to one of these: a coarse grid, so requests cannot bisect a span's confidence
+# (the detector trains on the corpus's gold spans, so a fine score would say which names it saw), with a floor (at
+# zero every cell of every window is a span: a request could make the service decode millions).
+REQUEST_THRESHOLDS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 EXAMPLE = pd.DataFrame({ID: ["example-1"], TEXT: ["Call Maria Lopez at 555-0100 about the invoice."]})  # synthetic
 
 
@@ -168,17 +171,18 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
 
 
 def _ceiling(value: Any) -> float | None:
-    """A row's ``threshold`` as a ceiling in (0, 1], None when the row has none (a missing value in a frame is NaN).
+    """A row's ``threshold`` taken down to :data:`REQUEST_THRESHOLDS`, None when the row has none (a missing value in
+    a frame is NaN or NA).
 
     Raises:
-        InputError: a threshold outside (0, 1].
+        InputError: a threshold outside [lowest of REQUEST_THRESHOLDS, 1].
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or pd.isna(value):
         return None
     ceiling = float(value)
-    if not 0 < ceiling <= 1:
-        raise InputError(f"\"{THRESHOLD}\" must be in (0, 1], got {ceiling}")
-    return ceiling
+    if not REQUEST_THRESHOLDS[0] <= ceiling <= 1:
+        raise InputError(f"\"{THRESHOLD}\" must be in [{REQUEST_THRESHOLDS[0]}, 1], got {ceiling}")
+    return max(level for level in REQUEST_THRESHOLDS if level <= ceiling)
 
 
 def load_privatizer(folder: Path) -> tuple[Any, str]:
