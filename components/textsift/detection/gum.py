@@ -287,7 +287,8 @@ def _name_words(words: list[_Word], fields: Mapping[str, str], label: str) -> tu
     start = _after_titles(words, first, last)
     if start is None and identity & {_plain(w) for w in words[first:last + 1]}:
         start = first  # only titles, but the identity's: a name (King, for a person whose name it is)
-    group = start is not None and words[last].xpos == "NNPS"  # "Americans", "Senate Democrats": a group
+    group = (start is not None and words[last].xpos == "NNPS"  # "Americans", "Senate Democrats": a group ...
+             and _plain(words[last]) not in identity)  # ... unless it is the person's own name (a surname so tagged)
     return None if start is None or group else (start, last)
 
 
