@@ -67,22 +67,25 @@ def sampled(at: str, share: float) -> bool:
 
 def run_killed(root: str, used: str, armed: bool) -> None:
     """Run the flow in ``root``; when ``armed``, at the first sampled commit point not in ``used``, record it there
-    and SIGKILL this process. Every point passed is appended to ``<used>.seen``."""
+    and SIGKILL this process. Every point passed without a kill is appended to ``<used>.seen`` (a thread that waits
+    for another's kill records nothing: a rerun may never pass its point again)."""
     done = set(Path(used).read_text(encoding="utf-8").split("\n")) if Path(used).exists() else set()
     real_replace = os.replace
     share = float(os.environ.get("TEXTSIFT_FAULT_SHARE", SHARE))
 
     def maybe_killed(at: str | None) -> None:
-        if at is not None:
+        if at is None:
+            return
+        if not (armed and at not in done and sampled(at, share)):  # passed: a point this child will not kill at
             with ONE_SEEN, open(f"{used}.seen", "a", encoding="utf-8") as out:
                 out.write(at + "\n")
-        if armed and at is not None and at not in done and sampled(at, share):
-            ONE_KILL.acquire()  # stages run side by side: one thread records its point and kills, the others wait
-            with open(used, "a", encoding="utf-8") as out:
-                out.write(at + "\n")
-                out.flush()
-                os.fsync(out.fileno())
-            os.kill(os.getpid(), signal.SIGKILL)
+            return
+        ONE_KILL.acquire()  # stages run side by side: one thread records its point and kills, the others wait
+        with open(used, "a", encoding="utf-8") as out:
+            out.write(at + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.kill(os.getpid(), signal.SIGKILL)
 
     def replace(src: object, dst: object, *args: object, **kwargs: object) -> None:
         target = Path(os.fspath(dst)).resolve()  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ from tests.integration.conftest import FULL_PIPELINE, make_project, sha256
 from tests.integration.fault_points import SHARE, TEMPORARY, sampled
 from textsift.secret_key import KEY_FILE
 
-# ~400 s on 2 busy cores (a reference run, then ~40 killed runs and the last one): its own limit, far above that
+# ~220-310 s on 2 busy cores (a reference run, ~20 killed runs and the last; make fuzz: ~40): its own limit, far above
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 MOST_KILLS = 80  # a guard: the flow has ~40 commit points, so a chain that never ends fails here
 
@@ -68,9 +68,10 @@ def killed_chain(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> di
 def test_kills_across_the_stages_then_the_bytes_of_an_uninterrupted_run(flow_run: dict, killed_chain: dict) -> None:
     points, seen = killed_chain["points"], killed_chain["seen"]
     assert killed_chain["codes"][-1] == 0 and len(points) == len(killed_chain["codes"]) - 1, points
-    assert len(seen) >= 30  # commit points in every stage
+    assert len(seen | set(points)) >= 30  # commit points in every stage
     share = float(os.environ.get("TEXTSIFT_FAULT_SHARE", SHARE))
-    assert set(points) == {p for p in seen if sampled(p, share)}  # a kill at every sampled point the run passed
+    assert all(sampled(p, share) for p in points)  # kills only where sampled ...
+    assert {p for p in seen if sampled(p, share)} <= set(points)  # ... and a sampled point passed had been killed at
     areas = {p.split(" ", 1)[1] for p in points}
     last_stages = {"data/lrp_budgets", "data/embeddings", "metrics/embedding_dp", "reports/evaluate",
                    "metrics/evaluate.json"}  # the end of the DAG: a kill there too, not only early on
