@@ -25,6 +25,7 @@ from typing import Literal
 
 from textsift.corpus import Span
 from textsift.detection.recognizers.base import Detection
+from textsift.detection.scoring import covered_chars
 
 GRID = (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9,
         0.95)  # the thresholds tried; the lowest is the floor detections must be decoded at
@@ -40,10 +41,6 @@ class Calibrated:
     reached: bool  # whether the target was reached
 
 
-def _chars(spans: Sequence[tuple[int, int]]) -> set[int]:
-    return {i for start, end in spans for i in range(start, end)}
-
-
 def type_curve(gold: Sequence[Sequence[Span]], found: Sequence[Sequence[Detection]], label: str,
                grid: Sequence[float] = GRID) -> list[tuple[float, float, float]]:
     """``(threshold, char precision, char recall)`` of type ``label`` at each threshold of ``grid``.
@@ -55,13 +52,13 @@ def type_curve(gold: Sequence[Sequence[Span]], found: Sequence[Sequence[Detectio
     """
     if len(gold) != len(found):
         raise ValueError(f"{len(gold)} gold span lists for {len(found)} detection lists")
-    gold_any = [_chars([(s.start, s.end) for s in doc]) for doc in gold]
-    gold_type = [_chars([(s.start, s.end) for s in doc if s.label == label]) for doc in gold]
+    gold_any = [covered_chars(doc) for doc in gold]
+    gold_type = [covered_chars([s for s in doc if s.label == label]) for doc in gold]
     curve = []
     for threshold in grid:
         hit = predicted = covered = 0
         for any_chars, type_chars, doc in zip(gold_any, gold_type, found, strict=True):
-            chars = _chars([(d.start, d.end) for d in doc if d.label == label and d.score >= threshold])
+            chars = covered_chars([d.span for d in doc if d.label == label and d.score >= threshold])
             hit += len(chars & any_chars)
             predicted += len(chars)
             covered += len(chars & type_chars)

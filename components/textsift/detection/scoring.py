@@ -39,7 +39,7 @@ def overlaps(a: Span, b: Span) -> bool:
     return a.label == b.label and shared > 0 and shared >= OVERLAP * max(a.end - a.start, b.end - b.start)
 
 
-def _chars(spans: Iterable[Span]) -> set[int]:
+def covered_chars(spans: Iterable[Span]) -> set[int]:
     return {i for s in spans for i in range(s.start, s.end)}
 
 
@@ -76,7 +76,7 @@ def detection_scores(gold: Sequence[Sequence[Span]], predicted: Sequence[Sequenc
             out[f"{name}overlap.{key}"] = value
     hit = predicted_chars = gold_chars = 0
     for g, p in zip(gold, pred, strict=True):
-        g_chars, p_chars = _chars(g), _chars(p)
+        g_chars, p_chars = covered_chars(g), covered_chars(p)
         hit += len(g_chars & p_chars)
         predicted_chars += len(p_chars)
         gold_chars += len(g_chars)
