@@ -45,7 +45,7 @@ from textsift.detection.scoring import detection_scores
 from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import DetectorData, load_detector_data, real_corpus_paths, silver_applies
 from textsift.device import resolve_device
-from textsift.models.detector import Detector
+from textsift.models.detector import Detector, probability
 from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import load_detector, save_detector
 from textsift.models.detector_training import TrainedDetector, continue_training, train_detector
@@ -57,7 +57,6 @@ log = logging.getLogger("textsift")
 REAL_SOURCES = {"btc": ("PERSON", "LOC", "ORG"), "wnut17": ("PERSON", "LOC", "ORG"), "gum": GUM_TYPES}  # types marked
 ARTIFACT = "detector"
 PRETRAINED = "detector-pretrained"
-TRAINED_CONFIDENCE = 0.5  # the confidence of the trained decision point (span score 0)
 CORPUS_SOURCES = ("corpus",)  # the sources that change with the corpus (gold or silver labels on its text)
 
 
@@ -80,7 +79,7 @@ def scores(detector: Detector, data: DetectorData, prefix: str) -> dict[str, flo
         metrics.update(evaluate_detector(detector, examples, prefix=f"{prefix}.test.{source}"))
         if source in REAL_SOURCES:
             found = _found(detector, examples)
-            needs = Thresholds(TRAINED_CONFIDENCE, model=detector.thresholds)
+            needs = Thresholds(probability(detector.params.threshold), model=detector.thresholds)
             kept = [[d.span for d in merge_detections([doc], needs)] for doc in found]
             real = detection_scores([list(ex.spans) for ex in examples], kept, REAL_SOURCES[source])
             metrics.update({f"{prefix}.real.{source}.{key}": value for key, value in real.items()})

@@ -59,7 +59,7 @@ def run_recognizers(recognizers: Sequence[Recognizer], texts: Sequence[str], par
 def thresholds_of(recognizers: Sequence[Recognizer], params: DetectionParams) -> Thresholds:
     """What each detection needs: ``params.thresholds`` per type; the trained detector's calibrated thresholds for
     its own detections (when ``params.calibrated`` and the set has the model); ``params.threshold`` otherwise."""
-    calibrated = next((r.calibrated for r in recognizers if isinstance(r, ModelRecognizer)), {})
+    calibrated = next((r.detector.thresholds for r in recognizers if isinstance(r, ModelRecognizer)), {})
     return Thresholds(params.threshold, dict(params.thresholds), calibrated if params.calibrated else {})
 
 

@@ -22,7 +22,6 @@ class ModelRecognizer:
         self.detector = detector
         self.batch_size = batch_size
         self.labels = tuple(detector.labels)
-        self.calibrated = dict(detector.thresholds)  # per-type thresholds chosen on held-out annotated text
 
     def analyze(self, texts: Sequence[str], min_score: float) -> list[list[Detection]]:
         """Per text, the detector's spans whose confidence (logistic of the span score) reaches ``min_score``."""
