@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -151,23 +151,26 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
             setting = self.setting_for(value.split(",") if value is not None else None)
             result = served_privatize(self.mechanism, setting, self.resources.at_most(ceiling), self.key,
                                       [texts[r] for r in rows], [ids[r] for r in rows])
-            for position, row in enumerate(rows):
-                out_texts[row] = result.texts[position]
+            _scatter(out_texts, rows, result.texts)
             if result.replaced is not None:
                 replaced = replaced or [[] for _ in texts]
-                for position, row in enumerate(rows):
-                    replaced[row] = [{"start": s.start, "end": s.end, "type": s.label}
-                                     for s in result.replaced[position]]
+                _scatter(replaced, rows, [[{"start": s.start, "end": s.end, "type": s.label} for s in doc]
+                                          for doc in result.replaced])
             if result.spent is not None:
                 spent = spent or [0.0] * len(texts)
-                for position, row in enumerate(rows):
-                    spent[row] = float(result.spent[position])
+                _scatter(spent, rows, [float(e) for e in result.spent])
         frame = pd.DataFrame({ID: ids, TEXT: out_texts})
         if spent is not None:
             frame[EPSILON] = spent
         if replaced is not None:
             frame[REPLACED] = replaced
         return frame
+
+
+def _scatter(out: list[Any], rows: Sequence[int], values: Sequence[Any]) -> None:
+    """``values`` (one per row of a group, in order) put back at the group's ``rows`` of the whole answer."""
+    for row, value in zip(rows, values, strict=True):
+        out[row] = value
 
 
 def _ceiling(value: Any) -> float | None:
