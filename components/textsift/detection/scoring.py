@@ -40,6 +40,7 @@ def overlaps(a: Span, b: Span) -> bool:
 
 
 def covered_chars(spans: Iterable[Span]) -> set[int]:
+    """The character offsets ``spans`` cover (overlapping spans count each character once)."""
     return {i for s in spans for i in range(s.start, s.end)}
 
 
