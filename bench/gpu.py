@@ -146,7 +146,7 @@ def detector_params(**update: Any):
 
 
 def untrained_detector(device: str, **update: Any):
-    from textsift.detection.params import ENTITY_TYPES
+    from textsift.detection.types import ENTITY_TYPES
     from textsift.models.detector import build_detector
     from textsift.rng import torch_seed
 
@@ -198,7 +198,7 @@ class _Example:
 def detector_examples(n: int) -> list[_Example]:
     """Demo documents with their gold spans under detection's type names."""
     from textsift.corpus import Span
-    from textsift.detection.params import canonical_type
+    from textsift.detection.types import canonical_type
 
     return [_Example(r.text, tuple(Span(s.start, s.end, canonical_type(s.label)) for s in r.spans))
             for r in demo_records(n) if r.text]

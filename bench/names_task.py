@@ -31,8 +31,8 @@ from bench.detector_real import tools
 from bench.harness import Figure, cpu_device
 from textsift.config import load_params
 from textsift.corpus import Span
-from textsift.detection.params import DIRECT_IDENTIFIERS, ENTITY_TYPES
 from textsift.detection.training_data import real_test_sets
+from textsift.detection.types import DIRECT_IDENTIFIERS, ENTITY_TYPES
 from textsift.evaluation.bootstrap import bootstrap, percentile_interval
 from textsift.evaluation.params import TfidfLogregParams
 from textsift.evaluation.privacy import leak_rates

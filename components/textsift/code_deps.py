@@ -10,7 +10,11 @@ beside a module (``*.txt`` word lists, templates) counts where the module that n
 
 Orchestration modules (:data:`ORCHESTRATION`) decide *when* a stage runs and where its run is
 recorded, not *what* it writes: they are neither deps nor followed, so editing the registry does not
-re-run every stage.
+re-run every stage. Params schema modules (:func:`is_schema`: ``config.py``, its base and every package's
+``params.py``) are neither: what they decide (defaults, validation) reaches a stage as the values of the params
+it declares, which ``dvc.params.yaml`` holds resolved, every default filled in, and which DVC and the flow's cache
+hash by value. So adding a field to one mechanism's schema re-runs the stages whose params it changes, not every
+stage that loads ``params.yaml``; a schema module holds no logic a stage runs (a test keeps it so).
 """
 
 from __future__ import annotations
@@ -25,10 +29,16 @@ LIB = "components/textsift"
 ROOT = Path(__file__).resolve().parent  # the installed package folder: components/textsift
 ORCHESTRATION = frozenset({"textsift.registry", "textsift.stage_cache", "textsift.dvc_render", "textsift.datasets",
                            "textsift.tracking", "textsift.locks", "textsift.telemetry", "textsift.code_deps"})
+SCHEMA = frozenset({"textsift.config", "textsift.params_base", "textsift.ingest_params"})
 DATA_SUFFIXES = (".txt", ".json", ".yaml", ".csv")
 # CPython 3.11's AST constructor is not safe across threads: two stage tasks computing their deps at once on the
 # thread runner failed with "SystemError: AST constructor recursion depth mismatch" (seen in a fresh-clone make run)
 _PARSE_LOCK = threading.Lock()
+
+
+def is_schema(module: str) -> bool:
+    """Whether ``module`` is params schema: ``textsift.config``, what it builds on, or a package's ``params``."""
+    return module in SCHEMA or module.endswith(".params")
 
 
 def module_path(module: str) -> Path | None:
@@ -75,12 +85,13 @@ def imports_of(module: str) -> frozenset[str]:
 
 
 def closure(module: str) -> frozenset[str]:
-    """``module``, its packages and every ``textsift`` module reachable by imports (orchestration not followed)."""
+    """``module``, its packages and every ``textsift`` module reachable by imports (orchestration and schema not
+    followed)."""
     seen: set[str] = set()
     todo = [module, *_parents(module)]
     while todo:
         current = todo.pop()
-        if current in seen or current in ORCHESTRATION or module_path(current) is None:
+        if current in seen or current in ORCHESTRATION or is_schema(current) or module_path(current) is None:
             continue
         seen.add(current)
         todo.extend(imports_of(current))

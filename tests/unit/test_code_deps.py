@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import shutil
+import typing
 from pathlib import Path
 
-from textsift.code_deps import closure, imports_of, stage_code
+from textsift.code_deps import closure, imports_of, is_schema, stage_code
 from textsift.config import load_params
 from textsift.dvc_render import stage_deps
 from textsift.mechanisms.registry import MECHANISMS
@@ -76,3 +79,38 @@ def test_editing_an_imported_module_changes_only_its_importers_cache_digests(tmp
     after = digests()
     assert after["privatize"] != before["privatize"]
     assert after["ingest"] == before["ingest"] and after["train_fill_in"] == before["train_fill_in"]
+
+
+def test_params_schema_is_hashed_by_value_not_as_code() -> None:
+    """Adding a field to one mechanism's schema re-runs what its values reach, not every stage that reads
+    params.yaml: no schema module is any stage's code dep."""
+    schema = {"components/textsift/config.py", "components/textsift/mechanisms/redact/params.py",
+              "components/textsift/detection/params.py", "components/textsift/ingest_params.py"}
+    assert all(Path(LIB.parent.parent, path).is_file() for path in schema)
+    assert not any(schema & set(stage.all_code) for stage in STAGES)
+    assert {"components/textsift/detection/types.py", "components/textsift/mechanisms/redact/redactor.py"} <= set(
+        get_stage("privatize").all_code)  # the logic they once held or sit beside stays a dep
+
+
+def test_a_schema_module_holds_no_logic_a_stage_runs() -> None:
+    """What code deps leave out must compute nothing: other modules take from a schema module only classes and types
+    (params models read by value) or config's loaders, never a function or a table; its classes' methods are
+    validators or ``needs()`` (whose answer is a stage's reads, hashed as its deps list)."""
+    loaders = {"load_params", "parse_params", "flatten", "select"}
+    for path in [*LIB.rglob("*.py"), *(REPO / "flows").rglob("*.py")]:
+        importer = _module_of(path.relative_to(REPO).as_posix()) if path.is_relative_to(LIB) else path.stem
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if is_schema(importer):
+            methods = [f for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body
+                       if isinstance(f, ast.FunctionDef)]
+            for method in methods:
+                decorators = {ast.unparse(d).split("(")[0] for d in method.decorator_list}
+                assert decorators & {"field_validator", "model_validator"} or method.name == "needs", (
+                    importer, method.name)
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and is_schema(node.module):
+                for alias in node.names:
+                    taken = getattr(importlib.import_module(node.module), alias.name)
+                    assert isinstance(taken, type) or typing.get_origin(taken) is not None or alias.name in loaders, (
+                        importer, node.module, alias.name)

@@ -12,8 +12,8 @@ import pytest
 
 from textsift.corpus import Span
 from textsift.detection.lexicon import SLOTS, tables
-from textsift.detection.params import ENTITY_TYPES
 from textsift.detection.synthetic import NO_ENTITY_RATE, LabelledText, generate
+from textsift.detection.types import ENTITY_TYPES
 from textsift.detection.values import RENDER
 
 N = 3000

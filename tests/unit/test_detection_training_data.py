@@ -9,7 +9,6 @@ import pytest
 from pydantic import ValidationError
 
 from textsift.corpus import Span
-from textsift.detection.params import ENTITY_TYPES
 from textsift.detection.synthetic import LabelledText, generate
 from textsift.detection.training_data import (
     WNUT17_FILES,
@@ -21,6 +20,7 @@ from textsift.detection.training_data import (
     real_corpus_paths,
     split_long,
 )
+from textsift.detection.types import ENTITY_TYPES
 from textsift.errors import InputError
 
 CONLL = (

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from textsift import rng
 from textsift.corpus import Span
-from textsift.detection.params import DIRECT_IDENTIFIERS, QUASI_IDENTIFIERS, identifier_group
+from textsift.detection.types import DIRECT_IDENTIFIERS, QUASI_IDENTIFIERS, identifier_group
 from textsift.evaluation.frontier import frontier_rows
 from textsift.evaluation.leaks import leak_table
 from textsift.evaluation.privacy import leak_counts, leak_rates

@@ -11,7 +11,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from textsift.detection.params import ENTITY_TYPES, EntityType, unknown_detected_types
+from textsift.detection.params import EntityType
+from textsift.detection.types import ENTITY_TYPES, unknown_detected_types
 from textsift.params_base import EPSILON_MAX, EPSILON_MIN, Frozen, Name
 
 

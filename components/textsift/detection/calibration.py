@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from textsift.corpus import Span
+from textsift.detection.params import CalibrationParams
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.scoring import covered_chars
 
@@ -102,3 +103,11 @@ def calibrate(corpora: Sequence[tuple[Sequence[Sequence[Span]], Sequence[Sequenc
     threshold = min(c.threshold for c in each)
     _, precision, recall = next(point for point in pooled if point[0] == threshold)
     return Calibrated(threshold, precision, recall, all(c.reached for c in each))
+
+
+def targets(params: CalibrationParams) -> dict[str, tuple[Literal["precision", "recall"], float]]:
+    """Type -> (measure, target) of ``detectors.calibration``, sorted by type."""
+    out: dict[str, tuple[Literal["precision", "recall"], float]] = {
+        **{label: ("recall", t) for label, t in params.recall.items()},
+        **{label: ("precision", t) for label, t in params.precision.items()}}
+    return dict(sorted(out.items()))

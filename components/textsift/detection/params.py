@@ -9,57 +9,15 @@ training choices: changing them re-runs the ``detect`` stage and what reads its 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints, field_validator, model_validator
 
+from textsift.detection.types import DIRECT_IDENTIFIERS, expand_label_groups
 from textsift.params_base import Frozen
 
 RecognizerName = Literal["model", "patterns", "spacy"]
 EntityType = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=32)]
-ENTITY_TYPES = ("PERSON", "LOC", "ORG", "JOB", "EDU", "DATE", "EMAIL", "PHONE", "ID", "URL")  # what detection finds
-# Direct identifiers point at one person on their own; quasi-identifiers (places, organisations, dates, jobs)
-# identify only in combination and are often what a downstream task learns from. Detector-driven settings protect
-# the direct ones unless told otherwise; what the quasi-identifiers still allow is measured by the re-identification
-# and interest attackers, not by a span count.
-DIRECT_IDENTIFIERS = ("PERSON", "EMAIL", "PHONE", "ID", "URL")
-QUASI_IDENTIFIERS = ("LOC", "ORG", "JOB", "EDU", "DATE")
-IDENTIFIER_GROUPS = {"direct": DIRECT_IDENTIFIERS, "quasi": QUASI_IDENTIFIERS, "all": ENTITY_TYPES}
-# other tools' and corpora's names for detection's types (the demo corpus's gold labels among them)
-LABEL_ALIASES = {"NAME": "PERSON", "CITY": "LOC", "GPE": "LOC", "LOCATION": "LOC", "COMPANY": "ORG", "SCHOOL": "EDU",
-                 "CODE": "ID"}
-
-
-def canonical_type(label: str) -> str:
-    """Detection's name of a span label (``CITY`` -> ``LOC``; a detection type is its own)."""
-    return LABEL_ALIASES.get(label, label)
-
-
-def identifier_group(label: str) -> str | None:
-    """``direct`` or ``quasi`` for a span label (aliases included), None for a type in neither group."""
-    kind = canonical_type(label)
-    return next((group for group in ("direct", "quasi") if kind in IDENTIFIER_GROUPS[group]), None)
-
-
-def unknown_detected_types(labels: list[str] | None) -> list[str]:
-    """The labels no recognizer ever emits (a typo protects nothing, silently): not in :data:`ENTITY_TYPES`."""
-    return sorted(set(labels or ()) - set(ENTITY_TYPES))
-
-
-def expand_label_groups(value: Any) -> Any:
-    """A protected-types list with group names (``direct``, ``quasi``, ``all``) expanded, in order, once each."""
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        return value
-    out: list[Any] = []
-    for item in value:  # a non-string (a list, a mapping) is left for validation to reject, never hashed here
-        for kind in IDENTIFIER_GROUPS.get(item, (item,)) if isinstance(item, str) else (item,):
-            if not isinstance(kind, str) or kind not in out:
-                out.append(kind)
-    return out
-
-
 ProtectedLabels = Annotated[list[EntityType] | None, BeforeValidator(expand_label_groups)]
 
 
@@ -101,10 +59,10 @@ class DetectionParams(Frozen):
     @field_validator("thresholds")
     @classmethod
     def _probabilities(cls, value: dict[str, float]) -> dict[str, float]:
-        return shares(value, "thresholds")
+        return _unit_shares(value, "thresholds")
 
 
-def shares(value: dict[str, float], what: str) -> dict[str, float]:
+def _unit_shares(value: dict[str, float], what: str) -> dict[str, float]:
     """``value`` (type -> a share) when every share is in (0, 1]; else a ValueError naming the types that are not."""
     bad = [label for label, p in value.items() if not 0 < p <= 1]
     if bad:
@@ -130,7 +88,7 @@ class CalibrationParams(Frozen):
     @field_validator("recall", "precision")
     @classmethod
     def _shares(cls, value: dict[str, float]) -> dict[str, float]:
-        return shares(value, "targets")
+        return _unit_shares(value, "targets")
 
     @model_validator(mode="after")
     def _one_target_per_type(self) -> CalibrationParams:
@@ -138,13 +96,6 @@ class CalibrationParams(Frozen):
         if both:
             raise ValueError(f"a type has a recall or a precision target, not both: {', '.join(both)}")
         return self
-
-    def targets(self) -> dict[str, tuple[Literal["precision", "recall"], float]]:
-        """Type -> (measure, target), sorted by type."""
-        out: dict[str, tuple[Literal["precision", "recall"], float]] = {
-            **{label: ("recall", t) for label, t in self.recall.items()},
-            **{label: ("precision", t) for label, t in self.precision.items()}}
-        return dict(sorted(out.items()))
 
 
 CORPUS_TO_DPER = {"CITY": "LOC", "COMPANY": "ORG", "SCHOOL": "ORG"}  # the demo corpus's labels

@@ -31,11 +31,12 @@ import pandas as pd
 
 from textsift.corpus import SPLITS, Span, spans_to_python
 from textsift.detection.gum import GUM_TYPES, gum_examples, read_gum
-from textsift.detection.params import ENTITY_TYPES, DetectorDataParams, SilverParams
+from textsift.detection.params import DetectorDataParams, SilverParams
 from textsift.detection.real_corpora import BTC_TO_DPER, drop_user_names, read_btc, read_conll_examples
 from textsift.detection.recognizers.base import Recognizer
 from textsift.detection.silver import silver_spans
 from textsift.detection.synthetic import LabelledText, generate
+from textsift.detection.types import ENTITY_TYPES
 from textsift.errors import InputError
 from textsift.rng import stable_key
 

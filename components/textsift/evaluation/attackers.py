@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from textsift.corpus import Span, spans_to_python
-from textsift.detection.params import identifier_group
+from textsift.detection.types import identifier_group
 from textsift.device import Resolved, precision_autocast, resolve_device, resolve_precision
 from textsift.evaluation.bootstrap import ratio_interval
 from textsift.evaluation.params import BootstrapParams, InterestAttackParams

@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from textsift.detection.params import identifier_group
+from textsift.detection.types import identifier_group
 from textsift.evaluation.bootstrap import ratio_interval
 from textsift.rng import generator
 
 ALL = "all"
-GROUPS = ("direct", "quasi")  # rows over the direct and the quasi-identifiers (detection.params.IDENTIFIER_GROUPS)
+GROUPS = ("direct", "quasi")  # rows over the direct and the quasi-identifiers (detection.types.IDENTIFIER_GROUPS)
 COLUMNS = ("setting", "label", "spans", "leaked", "leak_rate", "leak_rate_ci_low", "leak_rate_ci_high")
 
 

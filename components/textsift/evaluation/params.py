@@ -69,7 +69,7 @@ class RecommendParams(Frozen):
     leak_rate: Probability = Field(0.05, description="ceiling on the share of gold privacy spans left verbatim")
     leak_of: Literal["direct", "all"] = Field(
         "direct", description="which gold spans the leak-rate and attacker-recall ceilings count: the direct "
-        "identifiers (names, contact details, ID numbers: detection.params.DIRECT_IDENTIFIERS) or every type. What "
+        "identifiers (names, contact details, ID numbers: detection.types.DIRECT_IDENTIFIERS) or every type. What "
         "quasi-identifiers (places, organisations, dates, jobs) still allow is judged by the re-identification and "
         "interest attackers; their leak is reported beside it")
     attacker_recall: Probability = Field(0.05, description="ceiling on the share of original spans the trained "

@@ -22,7 +22,7 @@ from collections.abc import Collection, Iterable, Sequence
 from difflib import SequenceMatcher
 
 from textsift.corpus import Span
-from textsift.detection.params import identifier_group
+from textsift.detection.types import identifier_group
 from textsift.tokenize import normal_form, words
 
 
@@ -64,7 +64,7 @@ def leak_rates(
 ) -> dict[str, float]:
     """``leak.rate``, ``leak.token_rate``, ``leak.spans``, ``leak.rate.<LABEL>`` and, where the corpus has such
     spans, ``leak.rate.direct`` and ``leak.rate.quasi`` (direct and quasi-identifiers:
-    :data:`textsift.detection.params.IDENTIFIER_GROUPS`) over a corpus."""
+    :data:`textsift.detection.types.IDENTIFIER_GROUPS`) over a corpus."""
     whole: dict[str, list[bool]] = defaultdict(list)
     token_shares: list[float] = []
     for text, doc_spans, out in zip(originals, spans, privatized, strict=True):

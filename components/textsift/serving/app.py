@@ -45,7 +45,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
-from textsift.detection.params import ENTITY_TYPES, IDENTIFIER_GROUPS
+from textsift.detection.types import ENTITY_TYPES, IDENTIFIER_GROUPS
 from textsift.errors import InputError
 from textsift.serving.api_schema import AnalyzeAnswer, PrivatizeAnswer, operation
 from textsift.serving.batching import Batcher

@@ -25,7 +25,7 @@ import pandas as pd
 from textsift import secret_key
 from textsift.config import parse_params
 from textsift.corpus import Span
-from textsift.detection.params import (
+from textsift.detection.types import (
     ENTITY_TYPES,
     IDENTIFIER_GROUPS,
     expand_label_groups,

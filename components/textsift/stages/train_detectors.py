@@ -33,9 +33,9 @@ import pandas as pd
 from textsift import user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.config import select
-from textsift.detection.calibration import GRID, calibrate
+from textsift.detection.calibration import GRID, calibrate, targets
 from textsift.detection.gum import GUM_TYPES
-from textsift.detection.params import ENTITY_TYPES, CalibrationParams, DetectionParams
+from textsift.detection.params import CalibrationParams, DetectionParams
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import build_recognizers
 from textsift.detection.recognizers.merge import Thresholds, merge_detections
@@ -44,6 +44,7 @@ from textsift.detection.recognizers.spacy_ner import PACKAGES as SPACY_PACKAGES
 from textsift.detection.scoring import detection_scores
 from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import DetectorData, load_detector_data, real_corpus_paths, silver_applies
+from textsift.detection.types import ENTITY_TYPES
 from textsift.device import resolve_device
 from textsift.models.detector import Detector, probability
 from textsift.models.detector_eval import evaluate_detector
@@ -103,7 +104,7 @@ def calibrated_thresholds(detector: Detector, data: DetectorData, params: Calibr
                  for source, examples in _by_source(data, "validation").items() if source in REAL_SOURCES}
     thresholds: dict[str, float] = {}
     metrics: dict[str, float] = {}
-    for label, (measure, target) in params.targets().items():
+    for label, (measure, target) in targets(params).items():
         corpora = [([list(ex.spans) for ex in examples], found) for source, (examples, found) in
                    sorted(by_source.items()) if label in REAL_SOURCES[source]]
         if not any(s.label == label for gold, _ in corpora for doc in gold for s in doc):

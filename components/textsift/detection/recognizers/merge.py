@@ -7,7 +7,7 @@ with the highest confidence and every finder in ``source``. Then one type per sp
 (:func:`one_type_per_span`): of spans of different types over the same characters only the most
 confident stays, and so does only the most confident of spans of different types that cross (overlap,
 neither inside the other); ties go to the type listed first in
-:data:`~textsift.detection.params.ENTITY_TYPES` (PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID,
+:data:`~textsift.detection.types.ENTITY_TYPES` (PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID,
 URL; other types after them, alphabetically). Nested spans are all kept, whatever their types (the
 detector is nested: the ORG "Regional Court of Plovdiv" holds the LOC "Plovdiv"), and so are
 overlapping spans of one type: redaction and masking protect the union of their characters.
@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from textsift.detection.params import ENTITY_TYPES
 from textsift.detection.recognizers.base import Detection, Recognizer
+from textsift.detection.types import ENTITY_TYPES
 from textsift.ingest_params import NormalizeParams
 from textsift.normalize import TextView, model_view, to_original
 

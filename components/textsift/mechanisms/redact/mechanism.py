@@ -8,7 +8,7 @@ and the quality checks.
 from __future__ import annotations
 
 from textsift.corpus import Span
-from textsift.detection.params import canonical_type
+from textsift.detection.types import canonical_type
 from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact

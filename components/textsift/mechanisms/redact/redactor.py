@@ -25,7 +25,7 @@ from faker import Faker
 
 from textsift import rng
 from textsift.corpus import Span
-from textsift.detection.params import canonical_type
+from textsift.detection.types import canonical_type
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
 from textsift.mechanisms.redact.dates import Precision, moved, offset_days
 from textsift.mechanisms.redact.nationalities import nationality_form, other_nationalities
