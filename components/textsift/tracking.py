@@ -218,7 +218,9 @@ class Tracker:
         with it. Signature: ``id`` (optional), ``text``, ``entities`` (optional: a request's entity types,
         comma-joined) and ``threshold`` (optional: a request's detection threshold ceiling) in; ``id``, ``text``,
         ``epsilon`` (a DP mechanism) and ``replaced`` (where each stand-in lies: redaction) out. Its input example is
-        synthetic text; the secret key is never packed.
+        synthetic text; the secret key is never packed. It carries textsift's own code (MLflow ``code_paths``) and
+        requires what textsift requires, pinned (:func:`pinned_requirements`), never textsift itself, which no package
+        index has: it loads where textsift was never installed.
         """
         import mlflow.pyfunc
         from mlflow.models import ModelSignature
@@ -252,7 +254,8 @@ class Tracker:
             mlflow.pyfunc.save_model(
                 str(target), python_model=PrivatizerModel(),
                 artifacts={SPEC: str(spec_path), **{k: str(v) for k, v in folders.items()}},
-                signature=signature, input_example=EXAMPLE, pip_requirements=[f"textsift=={_version('textsift')}"])
+                signature=signature, input_example=EXAMPLE, code_paths=[str(Path(__file__).resolve().parent)],
+                pip_requirements=pinned_requirements())
             self.client.log_artifacts(run_id, str(target), name)
 
     def download_model(self, model_uri: str, dest: Path) -> Path:
@@ -399,6 +402,17 @@ class Tracker:
                 self.client.set_terminated(run.info.run_id, "KILLED")
                 orphans.append(run.info.run_id)
         return orphans
+
+
+def pinned_requirements() -> list[str]:
+    """textsift's own requirements (its extras left out), each pinned to the version installed here: what a model
+    carrying textsift's code needs on another machine, resolvable from the wheels this environment came from."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    wanted = [Requirement(line) for line in requires("textsift") or ()]
+    return sorted(f"{r.name}=={_version(r.name)}" for r in wanted if r.marker is None)
 
 
 def _version(dist: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -561,6 +562,54 @@ def test_textsift_privatize_is_no_oracle_for_published_pseudonyms(flow_run: dict
         answers[rows.index] = texts
     confirmed = _confirmed(probes, answers.tolist(), published)
     assert confirmed[probes["true"]].mean() <= 0.01 and confirmed.sum() <= 1
+
+
+# a Python without textsift: the project's editable install (an import finder) and its source folder are taken away
+_WITHOUT_TEXTSIFT = """
+import importlib.util, json, sys
+sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
+sys.path[:] = [p for p in sys.path if "__editable__" not in p and not p.endswith("components")]
+sys.path_importer_cache.clear()
+assert importlib.util.find_spec("textsift") is None, "textsift is importable before the model is loaded"
+import mlflow.pyfunc, pandas as pd
+model = mlflow.pyfunc.load_model(sys.argv[1])
+answer = model.predict(pd.DataFrame({"text": json.loads(sys.argv[2])}))
+print(json.dumps({"code": sys.modules["textsift.serving.model"].__file__, "texts": list(answer["text"])}))
+"""
+
+
+def test_the_registered_privatizer_carries_its_code_and_runs_where_textsift_was_never_installed(
+        flow_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No package index has textsift: the registered model packs textsift's code (MLflow ``code_paths``) and requires
+    what textsift requires, pinned, so a Python that never installed textsift loads it and replaces what the model
+    replaces inside the project."""
+    import subprocess
+    import sys
+
+    import mlflow.pyfunc
+
+    from textsift import secret_key
+    from textsift.tracking import Tracker, pinned_requirements
+
+    root = flow_run["root"]
+    tracker = Tracker(load_params(root / "params.yaml").tracking, root)
+    version = _latest_privatizer(flow_run, "red")
+    folder = tracker.download_model(f"models:/textsift-privatizer/{version['version']}", tmp_path / "model")
+    requirements = (folder / "requirements.txt").read_text(encoding="utf-8").split()
+    assert not [r for r in requirements if r.startswith("textsift")]
+    assert set(pinned_requirements()) <= set(requirements) and any(r.startswith("torch==") for r in requirements)
+    texts = list(read_corpus(root / "data/ingest/corpus.parquet").head(12)["text"])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env[secret_key.ENV] = (root / secret_key.KEY_FILE).read_text().strip()
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_TEXTSIFT, str(folder), json.dumps(texts)], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert Path(answer["code"]).resolve().is_relative_to(folder.resolve())  # textsift came from the model
+    monkeypatch.setenv(secret_key.ENV, env[secret_key.ENV])
+    here = mlflow.pyfunc.load_model(str(folder)).predict(pd.DataFrame({"text": texts}))["text"]
+    changed = [a != t for a, t in zip(here, texts, strict=True)]
+    assert any(changed) and [a != t for a, t in zip(answer["texts"], texts, strict=True)] == changed
 
 
 def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_in_errors(
