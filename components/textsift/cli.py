@@ -248,8 +248,8 @@ def serve(
 
     from textsift import secret_key
     from textsift.promote import check_promoted
-    from textsift.serving.app import create_app
-    from textsift.serving.model import ENTITIES, THRESHOLD, load_privatizer, served_copy
+    from textsift.serving.app import OPTIONAL_COLUMNS, create_app
+    from textsift.serving.model import load_privatizer, served_copy
     from textsift.tracking import Tracker
 
     with served_copy() as copy:  # removed on shutdown, SIGTERM and failed starts
@@ -268,7 +268,7 @@ def serve(
         audit = audit_log if audit_log.is_absolute() else root.resolve() / audit_log
         app_ = create_app(loaded, token, setting, key.fingerprint, max_bytes, max_records, rate_limit, audit,
                           analyzer=loaded.unwrap_python_model().analyze,
-                          takes=frozenset(loaded.metadata.get_input_schema().input_names()) & {ENTITIES, THRESHOLD})
+                          takes=frozenset(loaded.metadata.get_input_schema().input_names()) & OPTIONAL_COLUMNS)
         uvicorn.run(app_, host=host, port=port, log_level="warning")
 
 

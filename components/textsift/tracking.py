@@ -216,7 +216,8 @@ class Tracker:
 
         ``spec_text``: the setting and its validated params; ``folders``: the models and indexes it needs, packed
         with it. Signature: ``id`` (optional), ``text``, ``entities`` (optional: a request's entity types,
-        comma-joined) and ``threshold`` (optional: a request's detection threshold ceiling) in; ``id``, ``text``,
+        comma-joined), ``threshold`` (optional: a request's detection threshold ceiling) and ``operators`` (optional:
+        a JSON object of type -> operator) in; ``id``, ``text``,
         ``epsilon`` (a DP mechanism) and ``replaced`` (where each stand-in lies: redaction) out. Its input example is
         synthetic text; the secret key is never packed. It carries textsift's own code (MLflow ``code_paths``) and
         requires what textsift requires, pinned (:func:`pinned_requirements`), never textsift itself, which no package
@@ -232,6 +233,7 @@ class Tracker:
             EPSILON,
             EXAMPLE,
             ID,
+            OPERATORS,
             REPLACED,
             SPEC,
             TEXT,
@@ -242,7 +244,8 @@ class Tracker:
         signature = ModelSignature(  # MLflow drops input columns its signature lacks: optional ones are declared
             inputs=Schema([ColSpec("string", ID, required=False), ColSpec("string", TEXT),
                            ColSpec("string", ENTITIES, required=False),
-                           ColSpec("double", THRESHOLD, required=False)]),
+                           ColSpec("double", THRESHOLD, required=False),
+                           ColSpec("string", OPERATORS, required=False)]),
             outputs=Schema([ColSpec("string", ID), ColSpec("string", TEXT),
                             ColSpec("double", EPSILON, required=False),
                             ColSpec(Array(Object([Property("start", "long"), Property("end", "long"),

@@ -624,6 +624,7 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
     from textsift import secret_key
     from textsift.config import load_params
     from textsift.corpus import read_corpus
+    from textsift.detection.types import ENTITY_TYPES
     from textsift.serving.app import create_app
     from textsift.serving.model import load_privatizer
     from textsift.tracking import Tracker
@@ -679,6 +680,16 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         wider_served = httpx.post(f"{url}/privatize", json=wide, headers=auth, timeout=60).json()["records"]
         assert [bool(w["entities"]) for w in wider] == [r["text"] != t for r, t in zip(wider_served, corpus["text"],
                                                                                          strict=True)]
+        # what replaces each type: a request may ask for an operator no more revealing than the setting's pseudonyms
+        tags = {label: "placeholder" for label in ENTITY_TYPES}
+        tagged = httpx.post(f"{url}/privatize", json={**wide, "operators": tags}, headers=auth,
+                            timeout=60).json()["records"]  # every type protected, each by its tag
+        assert [bool(r["replaced"]) for r in tagged] == [bool(w["replaced"]) for w in wider_served] and any(
+            r["replaced"] for r in tagged)
+        assert all(r["text"][e["start"]:e["end"]] == f"[{e['type']}]" for r in tagged for e in r["replaced"])
+        masked = httpx.post(f"{url}/privatize", json={"records": records, "operators": {"PERSON": "mask"}},
+                            headers=auth, timeout=60)  # a mask gives each word's length away: never asked of this one
+        assert masked.status_code == 422 and "mask reveals more than the served setting's pseudonym" in masked.text
         narrower = httpx.post(f"{url}/privatize", json={"records": records, "entities": ["direct"]}, headers=auth,
                               timeout=60)  # what was judged protects every type: a request may not drop some
         assert narrower.status_code == 422 and "never leave one out (missing: LOC" in narrower.json()["error"]
@@ -712,11 +723,11 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         assert httpx.get(f"{url}/health", timeout=30).json() == {"status": "ok", "setting": "red",
                                                                   "key_fingerprint": "fp"}
         metrics = httpx.get(f"{url}/metrics", timeout=30).text
-        # the records of /privatize, /analyze and the two wide requests, then the oracle's
-        assert f"textsift_documents_total {4 * len(records) + len(asked)}" in metrics
+        # the records of /privatize, /analyze, the two wide requests and the tagged one, then the oracle's
+        assert f"textsift_documents_total {5 * len(records) + len(asked)}" in metrics
         assert 'textsift_requests_total{status="401"} 1' in metrics
         lines = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
-        assert [line["status"] for line in lines].count(200) == 4 + len(range(0, len(asked), 200))
+        assert [line["status"] for line in lines].count(200) == 5 + len(range(0, len(asked), 200))
         assert {line["status"] for line in lines} >= {200, 401, 413, 429} and "Maria" not in audit.read_text()
         assert token not in audit.read_text() and not any(str(d) in audit.read_text() for d in corpus["doc_id"])
     finally:

@@ -87,8 +87,14 @@ def test_every_5xx_is_json_counted_and_holds_no_text(monkeypatch: pytest.MonkeyP
      "record 0 (id 'a'): \"entities\" is not a record field (a record has \"text\" and an optional \"id\")"),
     ('{"records": [{"text": "fine"}, {"text": "' + SECRET + '", "' + SECRET + '": 1}]}',
      "record 1: a field is not a record field (a record has \"text\" and an optional \"id\")"),
-    ('{"records": [{"text": "' + SECRET + '"}], "operators": {"PERSON": "mask"}}',
-     "\"operators\" is not a field of the body (it has \"records\" and optional \"entities\" and \"threshold\")"),
+    ('{"records": [{"text": "' + SECRET + '"}], "operator": {"PERSON": "mask"}}',
+     "\"operator\" is not a field of the body (it has \"records\" and optional \"entities\", \"threshold\" and "
+     "\"operators\")"),
+    ('{"records": [{"text": "' + SECRET + '"}], "operators": {"' + SECRET + '": "mask"}}',
+     "an \"operators\" key is not an entity type: the types are PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID, "
+     "URL"),
+    ('{"records": [{"text": "' + SECRET + '"}], "operators": ["PERSON"]}',
+     "\"operators\" must be a non-empty object of entity type -> operator, e.g. {\"PERSON\": \"placeholder\"}"),
     ('{"records": [{"text": "' + SECRET + '"}], "entities": ["PERSON", "555-0100"]}',
      "\"entities\"[1] is not an entity type: the types are PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID, URL "
      "and the groups direct, quasi, all"),
@@ -153,6 +159,27 @@ def test_the_entities_a_request_names_reach_the_model_and_the_analyzer() -> None
     assert status == 200 and "entities" not in seen[-1]
     status, answer = _post_to(client, "/analyze", '{"records": [{"text": "see Rome"}], "entities": ["direct", "LOC"]}')
     assert status == 200 and [e["type"] for e in answer["records"][0]["entities"]] == ["PERSON", "LOC"]
+
+
+def test_a_requests_operators_reach_the_model_as_one_json_object_and_never_the_analyzer() -> None:
+    seen: list[pd.DataFrame] = []
+
+    class Recording(EchoModel):
+        def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
+            seen.append(frame.copy())
+            return super().predict(frame)
+
+    client = TestClient(create_app(Recording(), TOKEN, "fake", "fp", analyzer=_capitalized))
+    body = '{"records": [{"text": "x"}, {"text": "y"}], "operators": {"PERSON": "hash", "DATE": "placeholder"}}'
+    status, _ = _post_to(client, "/privatize", body)
+    assert status == 200 and [json.loads(v) for v in seen[-1]["operators"]] == [
+        {"DATE": "placeholder", "PERSON": "hash"}] * 2
+    status, answer = _post_to(client, "/analyze", body)
+    assert status == 422 and answer["error"] == ("InputError: \"operators\" apply to /privatize: /analyze replaces "
+                                                 "nothing")
+    old = TestClient(create_app(EchoModel(), TOKEN, "fake", "fp", takes=frozenset({"entities", "threshold"})))
+    status, answer = _post_to(old, "/privatize", body)  # a version registered before operators: refused, not ignored
+    assert status == 422 and "takes no \"operators\"" in answer["error"]
 
 
 def test_a_model_that_cannot_read_entities_refuses_them_rather_than_ignoring_them() -> None:

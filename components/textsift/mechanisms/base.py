@@ -13,12 +13,13 @@ are listed by kind in ``textsift.mechanisms.registry.MECHANISMS``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from textsift.corpus import Span
+from textsift.errors import InputError
 from textsift.releases import draw_name
 from textsift.rng import Key
 
@@ -128,6 +129,15 @@ class Mechanism(ABC):
         ships when it protects something in a request and its packed resources hold no corpus text. The rule reports
         the reason beside the setting's verdict."""
         return f"{type(self).__name__} has no served form"
+
+    def with_operators(self, setting: Any, operators: Mapping[str, str]) -> Any:
+        """``setting`` with a served request's operator per entity type (what replaces a span of that type), where the
+        mechanism has operators and the request's reveal no more than the setting's own.
+
+        Raises:
+            InputError: the mechanism has no operators, or the request's are refused (named by type, never value).
+        """
+        raise InputError(f"the served setting ({setting.kind}) takes no \"operators\": it replaces no span by type")
 
     @abstractmethod
     def privatize(self, docs: Documents, setting: Any, resources: Resources, key: Key, *, vault: bool = False

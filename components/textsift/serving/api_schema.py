@@ -30,6 +30,10 @@ class Body(BaseModel):
         None, ge=0.02, le=1, description="no entity type detected at a confidence threshold above this, taken down to "
                                          "0.02, 0.05, 0.1, 0.2, 0.3, 0.5 or 1 (the served thresholds are the most a "
                                          "request may use: it may find more, never less)")
+    operators: dict[str, str] | None = Field(
+        None, description="/privatize only: entity type -> placeholder, hash, pseudonym or mask, what replaces that "
+                          "type; each reveals no more than the served setting's own (placeholder < hash < pseudonym "
+                          "< mask)")
 
 
 class Entity(BaseModel):

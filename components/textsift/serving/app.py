@@ -9,12 +9,13 @@ e.g. ``["direct", "LOC"]``): the types to protect instead of the setting's own, 
 (:meth:`~textsift.serving.model.PrivatizerModel.setting_for`: a request may protect more, never less than what was
 judged), and ``"threshold"`` (a number in [0.02, 1], taken down to a coarse grid so that requests cannot measure a
 span's confidence): no type detected at a higher confidence threshold than that or its served one (likewise: it may
-find more, never less). Requests that arrive while the model is busy are
-privatized together in one call
+find more, never less). A ``/privatize`` body may name ``"operators"`` (entity type -> ``placeholder``, ``hash``,
+``pseudonym`` or ``mask``): what replaces that type, as long as it reveals no more than the setting's own
+(``Mechanism.with_operators``). Requests that arrive while the model is busy are privatized together in one call
 (:mod:`textsift.serving.batching`: the same output as one by one). Every request needs ``Authorization: Bearer
 <token>``. A body over ``max_bytes`` is refused (413) before it is parsed, more than ``max_records`` records
-too (413); a body that is not such JSON gets 400, a field the service does not read (in the body or a record:
-operators) 422 rather than being ignored, an unknown entity type 422, a record without text, with text or an id
+too (413); a body that is not such JSON gets 400, a field the service does not read (in the body or a record)
+422 rather than being ignored, an unknown entity type 422, a record without text, with text or an id
 that is not valid Unicode (a lone surrogate, sent as a JSON escape) or an integer id of more digits than Python
 converts 422, and any fault of the server 500 (its error class only) — each error is JSON, names the problem
 (and, for a record, its position and id), never the text, and is counted in ``/metrics``.
@@ -50,7 +51,7 @@ from textsift.errors import InputError
 from textsift.serving.api_schema import AnalyzeAnswer, PrivatizeAnswer, operation
 from textsift.serving.batching import Batcher
 from textsift.serving.guard import AuditLog, RateLimit
-from textsift.serving.model import ENTITIES, REQUEST_THRESHOLDS, THRESHOLD, row_ids
+from textsift.serving.model import ENTITIES, OPERATORS, REQUEST_THRESHOLDS, THRESHOLD, row_ids
 
 MAX_BYTES = 1_000_000
 MAX_RECORDS = 1_000
@@ -58,8 +59,8 @@ RATE_LIMIT = 60_000  # records per token per minute
 _SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate: valid JSON (an escape), not encodable UTF-8
 _IDENTIFIER = re.compile(r"[A-Za-z0-9._:\-]{1,64}")  # an id named in an error as it is (anything else could be text)
 RECORD_FIELDS = ("id", "text")
-BODY_FIELDS = ("records", "entities", "threshold")
-OPTIONAL_COLUMNS = frozenset({"entities", "threshold"})  # what a request may add to the model's input
+BODY_FIELDS = ("records", "entities", "threshold", "operators")
+OPTIONAL_COLUMNS = frozenset({"entities", "threshold", "operators"})  # what a request may add to the model's input
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -166,9 +167,24 @@ def _threshold(payload: dict[str, Any]) -> float | None | JSONResponse:
     return float(value)
 
 
+def _operators(payload: dict[str, Any]) -> str | None | JSONResponse:
+    """The body's ``operators`` (entity type -> operator name) as a JSON object; None when it has none; or the
+    error. Which operators a type may take is the model's to say (the served setting's own bound them)."""
+    if "operators" not in payload:
+        return None
+    asked = payload["operators"]
+    if not isinstance(asked, dict) or not asked or not all(isinstance(v, str) for v in asked.values()):
+        return _error(422, "\"operators\" must be a non-empty object of entity type -> operator, e.g. "
+                           "{\"PERSON\": \"placeholder\"}")
+    if any(label not in ENTITY_TYPES for label in asked):  # a key that is no type is not named: it could be text
+        return _error(422, f"an \"operators\" key is not an entity type: the types are {', '.join(ENTITY_TYPES)}")
+    return json.dumps(asked, sort_keys=True)
+
+
 def _records(body: bytes, max_records: int) -> tuple[list[dict[str, Any]], dict[str, Any]] | JSONResponse:
-    """The request's records and its optional columns (``entities`` comma-joined, ``threshold``; absent when the
-    body names none), or the error response that says what is wrong with them (never their text)."""
+    """The request's records and its optional columns (``entities`` comma-joined, ``threshold``, ``operators`` as
+    JSON; absent when the body names none), or the error response that says what is wrong with them (never their
+    text)."""
     try:
         payload = json.loads(body, parse_int=_integer)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -178,8 +194,8 @@ def _records(body: bytes, max_records: int) -> tuple[list[dict[str, Any]], dict[
         return _error(400, "the body needs a non-empty list \"records\"")
     unknown = _unknown(payload, BODY_FIELDS)
     if unknown is not None:
-        return _error(422, f"{unknown} is not a field of the body (it has \"records\" and optional \"entities\" and "
-                           "\"threshold\")")
+        return _error(422, f"{unknown} is not a field of the body (it has \"records\" and optional \"entities\", "
+                           "\"threshold\" and \"operators\")")
     if len(records) > max_records:
         return _error(413, f"{len(records)} records in one request; at most {max_records}")
     for position, record in enumerate(records):
@@ -187,7 +203,8 @@ def _records(body: bytes, max_records: int) -> tuple[list[dict[str, Any]], dict[
         if problem is not None:
             return _error(422, f"{_who(position, record)}: {problem}")
     columns: dict[str, Any] = {}
-    for name, value in (("entities", _entities(payload)), ("threshold", _threshold(payload))):
+    for name, value in (("entities", _entities(payload)), ("threshold", _threshold(payload)),
+                        ("operators", _operators(payload))):
         if isinstance(value, JSONResponse):
             return value
         if value is not None:
@@ -233,6 +250,8 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
 
     async def analyzed(frame: pd.DataFrame) -> list[dict[str, Any]]:
         assert analyzer is not None
+        if OPERATORS in frame:
+            raise InputError(f"\"{OPERATORS}\" apply to /privatize: /analyze replaces nothing")
         entities = frame[ENTITIES].iloc[0].split(",") if ENTITIES in frame else None
         threshold = float(frame[THRESHOLD].iloc[0]) if THRESHOLD in frame else None
         found = await run_in_threadpool(analyzer, frame["text"].tolist(), entities, threshold)

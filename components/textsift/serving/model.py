@@ -43,6 +43,7 @@ TEXT, ID, EPSILON = "text", "id", "epsilon"
 REPLACED = "replaced"  # an output column: per row, {start, end, type} of each stand-in in the answered text
 ENTITIES = "entities"  # an optional input column: a request's entity types, comma-joined (the same for its rows)
 THRESHOLD = "threshold"  # an optional input column: a request's detection threshold ceiling (the same for its rows)
+OPERATORS = "operators"  # an optional input column: a request's operator per entity type, a JSON object
 # A request's threshold is taken down to one of these: a coarse grid, so requests cannot bisect a span's confidence
 # (the detector trains on the corpus's gold spans, so a fine score would say which names it saw), with a floor (at
 # zero every cell of every window is a span: a request could make the service decode millions).
@@ -130,6 +131,9 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         """Privatize every row's ``text`` as sent (detection reads its normalized view and maps spans back, so a
         response differs from its request only inside replaced spans); rows keep their order and ids, and, for a
         setting that replaces whole regions, ``replaced`` lists where each stand-in lies in the answer and its type.
+        Optional columns, one value per request: ``entities`` (:meth:`setting_for`), ``threshold`` (a detection
+        ceiling) and ``operators`` (what replaces each type, no more revealing than the setting's own:
+        ``Mechanism.with_operators``).
 
         Each row draws from a fresh name (:func:`textsift.releases.fresh_draw_name`): an id a client sends never keys a
         draw, so no request reproduces a published stand-in or noise vector, and the same text sent twice is two
@@ -138,17 +142,19 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
             raise InputError(f"the input needs a {TEXT!r} column (and optionally {ID!r})")
         ids = row_ids(model_input)
         texts = [str(t) for t in model_input[TEXT]]
-        asked = (list(model_input[ENTITIES]) if ENTITIES in model_input else [None] * len(texts))
-        ceilings = (list(model_input[THRESHOLD]) if THRESHOLD in model_input else [None] * len(texts))
-        groups: dict[tuple[str | None, float | None], list[int]] = {}
-        for row, (value, ceiling) in enumerate(zip(asked, ceilings, strict=True)):  # joined requests may ask for
-            # other types or thresholds: one call per (types, threshold)
-            groups.setdefault((value if isinstance(value, str) else None, _ceiling(ceiling)), []).append(row)
+        asked, ceilings, operators = ([_given(v) for v in model_input[column]] if column in model_input
+                                      else [None] * len(texts) for column in (ENTITIES, THRESHOLD, OPERATORS))
+        groups: dict[tuple[str | None, float | None, str | None], list[int]] = {}
+        for row, (value, ceiling, ops) in enumerate(zip(asked, ceilings, operators, strict=True)):  # joined requests
+            # may ask for other types, thresholds or operators: one call per (types, threshold, operators)
+            groups.setdefault((value, _ceiling(ceiling), ops), []).append(row)
         out_texts: list[str] = [""] * len(texts)
         spent: list[float] | None = None
         replaced: list[list[dict[str, Any]]] | None = None
-        for (value, ceiling), rows in groups.items():
+        for (value, ceiling, ops), rows in groups.items():
             setting = self.setting_for(value.split(",") if value is not None else None)
+            if ops is not None:
+                setting = self.mechanism.with_operators(setting, _operators(ops))
             result = served_privatize(self.mechanism, setting, self.resources.at_most(ceiling), self.key,
                                       [texts[r] for r in rows], [ids[r] for r in rows])
             _scatter(out_texts, rows, result.texts)
@@ -171,6 +177,26 @@ def _scatter(out: list[Any], rows: Sequence[int], values: Sequence[Any]) -> None
     """``values`` (one per row of a group, in order) put back at the group's ``rows`` of the whole answer."""
     for row, value in zip(rows, values, strict=True):
         out[row] = value
+
+
+def _given(value: Any) -> Any:
+    """A cell of an optional column, None where a row has none (a missing value in a frame is NaN or NA)."""
+    return None if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)) else value
+
+
+def _operators(value: str) -> dict[str, str]:
+    """A row's ``operators`` cell: a JSON object of entity type -> operator name.
+
+    Raises:
+        InputError: it is not such an object (the message holds none of it).
+    """
+    try:
+        parsed = json.loads(value)
+    except (TypeError, json.JSONDecodeError):
+        parsed = None
+    if not isinstance(parsed, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in parsed.items()):
+        raise InputError(f"\"{OPERATORS}\" must be a JSON object of entity type -> operator")
+    return parsed
 
 
 def _ceiling(value: Any) -> float | None:

@@ -7,9 +7,12 @@ and the quality checks.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from textsift.corpus import Span
 from textsift.detection.types import canonical_type
 from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
+from textsift.mechanisms.redact.operators import requested
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact
 from textsift.rng import Key
@@ -33,6 +36,11 @@ class Redaction(Mechanism):
             return ("one pseudonym per name across the corpus (scope: corpus): served, it would tell anyone with a "
                     "token which stand-in a name gets")
         return None
+
+    def with_operators(self, setting: RedactSetting, operators: Mapping[str, str]) -> RedactSetting:
+        """``setting`` with a request's operators, each revealing no more than the setting's own for its type
+        (:func:`textsift.mechanisms.redact.operators.requested`)."""
+        return requested(setting, operators)
 
     def privatize(self, docs: Documents, setting: RedactSetting, resources: Resources, key: Key, *,
                   vault: bool = False) -> PrivatizeResult:

@@ -7,8 +7,11 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from textsift.detection.params import ProtectedLabels, protected_labels_field
+from textsift.detection.params import EntityType, ProtectedLabels, protected_labels_field
+from textsift.detection.types import unknown_detected_types
 from textsift.params_base import Frozen
+
+Operator = Literal["pseudonym", "placeholder", "hash", "mask"]  # what replaces a string (redact/operators.py)
 
 
 class RedactSetting(Frozen):
@@ -19,6 +22,7 @@ class RedactSetting(Frozen):
     for every occurrence of a string in a document — or, with ``scope: corpus``, in the whole corpus —
     so a text keeps who-did-what without whom: one stand-in per person in all its forms, agreeing with
     its honorifics, dates moved by one offset per document (``dates``), numbers and codes in their shape.
+    ``operators`` replaces some types otherwise (a placeholder, a keyed digest, a mask: ``redact/operators.py``).
     """
 
     kind: Literal["redact"]
@@ -27,6 +31,10 @@ class RedactSetting(Frozen):
         "detected", description="what is sensitive: the detector's spans (train_detectors), gold spans, or both")
     labels: ProtectedLabels = protected_labels_field()
     placeholder: str = Field("[{label}]", description="placeholder format; {label} = type, the only field allowed")
+    operators: dict[EntityType, Operator] = Field(
+        default_factory=dict, description="type -> what replaces its spans instead of style: pseudonym, placeholder, "
+                                          "hash (a keyed digest, one per string of a document), mask (* for each "
+                                          "character but spaces), e.g. {DATE: placeholder}")
     vault: bool = Field(
         False, description="keep which original each pseudonym replaced, sealed with the secret key "
                            "(data/vault/<setting>.bin, never published) for `textsift reveal`")
@@ -56,6 +64,14 @@ class RedactSetting(Frozen):
         if self.vault and self.style != "pseudonym":
             raise ValueError("vault: true needs style: pseudonym (a placeholder stands for no one in particular)")
         return self
+
+    @field_validator("operators")
+    @classmethod
+    def _known_types(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = unknown_detected_types(list(value))
+        if unknown:
+            raise ValueError(f"operators name types no recognizer emits: {', '.join(unknown)}")
+        return value
 
     @field_validator("placeholder")
     @classmethod

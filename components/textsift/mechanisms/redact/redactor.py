@@ -29,6 +29,7 @@ from textsift.detection.types import canonical_type
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
 from textsift.mechanisms.redact.dates import Precision, moved, offset_days
 from textsift.mechanisms.redact.nationalities import nationality_form, other_nationalities
+from textsift.mechanisms.redact.operators import digest, mask, operator_of
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.persons import Gender, People, mention, name_gender, person_name
 from textsift.mechanisms.redact.shapes import like_case, same_shape
@@ -136,6 +137,15 @@ def _stand_ins(text: str, regions: Sequence[Span], setting: RedactSetting, key: 
     return out
 
 
+def _operated(operator: str, region: Span, text: str, setting: RedactSetting, key: rng.Key, owner: str | None
+              ) -> str:
+    """What ``operator`` (not ``pseudonym``) writes in place of ``region`` (:mod:`.operators`)."""
+    if operator == "placeholder":
+        return setting.placeholder.format(label=region.label)
+    original = text[region.start:region.end]
+    return digest(key, owner, original) if operator == "hash" else mask(original)
+
+
 def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, key: rng.Key, doc_id: str,
                 record: list[tuple[str, str, str]] | None = None,
                 placed: list[Span] | None = None) -> tuple[str, int]:
@@ -144,13 +154,15 @@ def redact_text(text: str, spans: Sequence[Span], setting: RedactSetting, key: r
     each stand-in lies in the returned text, with its region's type (what a mechanism run after redaction must leave
     alone; what a served answer lists as replaced)."""
     regions = outermost(consistent_spans(text, spans))
-    if setting.style == "placeholder":
-        stand_ins = [setting.placeholder.format(label=region.label) for region in regions]
-    else:
-        stand_ins = _stand_ins(text, regions, setting, key, doc_id if setting.scope == "document" else None)
+    owner = doc_id if setting.scope == "document" else None
+    operators = [operator_of(setting, region.label) for region in regions]
+    drawn = iter(_stand_ins(text, [r for r, op in zip(regions, operators, strict=True) if op == "pseudonym"],
+                            setting, key, owner))  # a document's persons and dates drawn together, as one set
+    stand_ins = [next(drawn) if op == "pseudonym" else _operated(op, region, text, setting, key, owner)
+                 for region, op in zip(regions, operators, strict=True)]
     pieces, cursor, length = [], 0, 0
-    for region, stand_in in zip(regions, stand_ins, strict=True):
-        if record is not None and setting.style == "pseudonym":
+    for region, stand_in, op in zip(regions, stand_ins, operators, strict=True):
+        if record is not None and op == "pseudonym":
             record.append((region.label, stand_in, text[region.start:region.end]))
         pieces += [text[cursor:region.start], stand_in]
         length += region.start - cursor
