@@ -507,7 +507,7 @@ def test_each_served_setting_is_a_registered_privatizer_that_never_repeats_a_pub
         mlflow.pyfunc.load_model(local)
     monkeypatch.setenv(secret_key.ENV, (root / secret_key.KEY_FILE).read_text().strip())
     model = mlflow.pyfunc.load_model(local)
-    assert model.metadata.get_input_schema().input_names() == ["id", "text", "entities", "threshold"]
+    assert model.metadata.get_input_schema().input_names() == ["id", "text", "entities", "threshold", "operators"]
     assert "replaced" in model.metadata.get_output_schema().input_names()
     request = pd.DataFrame({"id": corpus["doc_id"], "text": corpus["text"]})
     out, again = list(model.predict(request)["text"]), list(model.predict(request)["text"])
