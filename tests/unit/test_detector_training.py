@@ -187,17 +187,35 @@ def test_thresholds_are_calibrated_on_real_validation_text_only(trained: Trained
     from textsift.detection.recognizers.model import ModelRecognizer
     from textsift.detection.synthetic import LabelledText
     from textsift.detection.training_data import DetectorData
-    from textsift.stages.train_detectors import calibrated_thresholds
+    from textsift.stages.train_detectors import calibrated_thresholds, held_out
 
     real = [LabelledText(ex.text, ex.spans) for ex in examples(30, seed=7)]
     wrong = [LabelledText(ex.text, ()) for ex in examples(30, seed=8)]  # gold that would make any name imprecise
     data = DetectorData((), (*real, *wrong), (), sources={"validation": ("gum",) * 30 + ("synthetic",) * 30},
                         label_set=("PERSON",))
     targets = CalibrationParams(recall={}, precision={"PERSON": 0.9, "DATE": 0.9})
-    thresholds, metrics = calibrated_thresholds(trained.detector, data, targets)
+    thresholds, metrics = calibrated_thresholds(trained.detector, data, targets,
+                                                held_out(trained.detector, data)["validation"])
     assert set(thresholds) == {"PERSON"}  # no DATE in the gold: nothing to choose it on
     found = ModelRecognizer(trained.detector).analyze([ex.text for ex in real], 0.01)
     curve = {t: (p, r) for t, p, r in type_curve([list(ex.spans) for ex in real], found, "PERSON")}
     assert metrics["calibration.PERSON.char_precision"] == curve[thresholds["PERSON"]][0] >= 0.9
     lower = [t for t in curve if t < thresholds["PERSON"]]
     assert all(curve[t][0] < 0.9 for t in lower)  # the lowest threshold reaching the target
+
+
+def test_scores_from_one_pass_of_the_model_equal_detecting_at_the_trained_threshold(trained: TrainedDetector) -> None:
+    """train_detectors runs the model once per held-out split and reads every score off those detections: the
+    figures are those of detecting each set anew at the trained threshold."""
+    from textsift.detection.synthetic import LabelledText
+    from textsift.detection.training_data import DetectorData
+    from textsift.stages.train_detectors import held_out, scores
+
+    test = tuple(LabelledText(ex.text, ex.spans) for ex in examples(40, seed=11))
+    data = DetectorData((), (), test, sources={"test": ("synthetic",) * 40}, label_set=("PERSON",))
+    read_off = scores(trained.detector, data, "detector", held_out(trained.detector, data))
+    anew = evaluate_detector(trained.detector, test, prefix="detector.test")
+    assert anew and all(read_off[key] == value for key, value in anew.items())
+    assert anew["detector.test.f1"] > 0  # something was found to agree on
+    per_source = evaluate_detector(trained.detector, test, prefix="detector.test.synthetic")
+    assert all(read_off[key] == value for key, value in per_source.items())

@@ -33,6 +33,7 @@ import pandas as pd
 from textsift import user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.config import select
+from textsift.corpus import Span
 from textsift.detection.calibration import GRID, calibrate, targets
 from textsift.detection.gum import GUM_TYPES
 from textsift.detection.params import CalibrationParams, DetectionParams
@@ -47,7 +48,7 @@ from textsift.detection.training_data import DetectorData, load_detector_data, r
 from textsift.detection.types import ENTITY_TYPES
 from textsift.device import resolve_device
 from textsift.models.detector import Detector, probability
-from textsift.models.detector_eval import evaluate_detector
+from textsift.models.detector_eval import span_metrics
 from textsift.models.detector_io import load_detector, save_detector
 from textsift.models.detector_training import TrainedDetector, continue_training, train_detector
 from textsift.quality.suites import check_corpus
@@ -61,27 +62,52 @@ PRETRAINED = "detector-pretrained"
 CORPUS_SOURCES = ("corpus",)  # the sources that change with the corpus (gold or silver labels on its text)
 
 
-def _by_source(data: DetectorData, split: str) -> dict[str, list[LabelledText]]:
-    groups: dict[str, list[LabelledText]] = {}
-    for example, source in zip(getattr(data, split), data.sources[split], strict=True):
-        groups.setdefault(source, []).append(example)
+HELD_OUT = ("test", "validation")
+
+
+def held_out(detector: Detector, data: DetectorData) -> dict[str, list[list[Detection]]]:
+    """The model's detections on each held-out split, down to the lowest threshold calibration tries: one pass of the
+    model per split serves calibration and every score (a split was run two or three times)."""
+    return {split: _found(detector, getattr(data, split)) for split in HELD_OUT}
+
+
+def _by_source(data: DetectorData, split: str, found: Sequence[list[Detection]]
+               ) -> dict[str, tuple[list[LabelledText], list[list[Detection]]]]:
+    groups: dict[str, tuple[list[LabelledText], list[list[Detection]]]] = {}
+    for example, source, doc in zip(getattr(data, split), data.sources[split], found, strict=True):
+        examples, docs = groups.setdefault(source, ([], []))
+        examples.append(example)
+        docs.append(doc)
     return groups
 
 
-def scores(detector: Detector, data: DetectorData, prefix: str) -> dict[str, float]:
-    """Held-out scores: ``<prefix>.test.*`` over every test example and per source, and validation;
-    on real corpora's test splits also ``<prefix>.real.<source>.*`` (overlap and character figures,
-    :mod:`textsift.detection.scoring`), the model alone at its calibrated thresholds (other types at its trained
-    one)."""
-    metrics = evaluate_detector(detector, data.test, prefix=f"{prefix}.test")
+def _at_trained(detector: Detector, found: Sequence[list[Detection]]) -> list[list[Span]]:
+    """What the model alone keeps at its trained threshold (``models.detector.detect``), read off detections
+    decoded lower: a span scores above the threshold in some window exactly when its best confidence does."""
+    cut = probability(detector.params.threshold)
+    return [[d.span for d in doc if d.score > cut] for doc in found]
+
+
+def _span_scores(detector: Detector, examples: Sequence[LabelledText], found: Sequence[list[Detection]],
+                 prefix: str) -> dict[str, float]:
+    return span_metrics([ex.text for ex in examples], [list(ex.spans) for ex in examples],
+                        _at_trained(detector, found), detector.labels, prefix)
+
+
+def scores(detector: Detector, data: DetectorData, prefix: str, found: dict[str, list[list[Detection]]]
+           ) -> dict[str, float]:
+    """Held-out scores from the model's detections ``found`` (:func:`held_out`): ``<prefix>.test.*`` over every test
+    example and per source, and validation; on real corpora's test splits also ``<prefix>.real.<source>.*`` (overlap
+    and character figures, :mod:`textsift.detection.scoring`), the model alone at its calibrated thresholds (other
+    types at its trained one)."""
+    metrics = _span_scores(detector, data.test, found["test"], f"{prefix}.test")
     if data.validation:
-        metrics.update(evaluate_detector(detector, data.validation, prefix=f"{prefix}.validation"))
-    for source, examples in sorted(_by_source(data, "test").items()):
-        metrics.update(evaluate_detector(detector, examples, prefix=f"{prefix}.test.{source}"))
+        metrics.update(_span_scores(detector, data.validation, found["validation"], f"{prefix}.validation"))
+    for source, (examples, docs) in sorted(_by_source(data, "test", found["test"]).items()):
+        metrics.update(_span_scores(detector, examples, docs, f"{prefix}.test.{source}"))
         if source in REAL_SOURCES:
-            found = _found(detector, examples)
             needs = Thresholds(probability(detector.params.threshold), model=detector.thresholds)
-            kept = [[d.span for d in merge_detections([doc], needs)] for doc in found]
+            kept = [[d.span for d in merge_detections([doc], needs)] for doc in docs]
             real = detection_scores([list(ex.spans) for ex in examples], kept, REAL_SOURCES[source])
             metrics.update({f"{prefix}.real.{source}.{key}": value for key, value in real.items()})
     return metrics
@@ -93,15 +119,16 @@ def _found(detector: Detector, examples: Sequence[LabelledText]) -> list[list[De
 
 
 def calibrated_thresholds(detector: Detector, data: DetectorData, params: CalibrationParams,
-                          ) -> tuple[dict[str, float], dict[str, float]]:
+                          validation: Sequence[list[Detection]]) -> tuple[dict[str, float], dict[str, float]]:
     """Per type with a target, the threshold chosen on the validation examples of the real corpora that mark it
     (:func:`textsift.detection.calibration.calibrate`: a recall target on each of them, a precision target on them
-    pooled), and the metrics ``calibration.<TYPE>.*`` it gave there, pooled.
+    pooled), from the model's detections there (``validation``, :func:`held_out`), and the metrics
+    ``calibration.<TYPE>.*`` it gave there, pooled.
 
     Only real annotated text calibrates: synthetic and corpus examples are the detector's own distribution, where
     any threshold looks precise."""
-    by_source = {source: (examples, _found(detector, examples))
-                 for source, examples in _by_source(data, "validation").items() if source in REAL_SOURCES}
+    by_source = {source: group for source, group in _by_source(data, "validation", validation).items()
+                 if source in REAL_SOURCES}
     thresholds: dict[str, float] = {}
     metrics: dict[str, float] = {}
     for label, (measure, target) in targets(params).items():
@@ -237,15 +264,17 @@ def _trained_detector(ctx: StageContext, corpus: pd.DataFrame, device: str, enco
     log.info("train_detectors: %d training examples, %d types, encoder %s, device %s", len(data.train),
              len(data.label_set), settings.model.encoder, device)
     trained, pretrain_metrics = _train(ctx, data, device, encoder)
-    trained.detector.thresholds, calibration = calibrated_thresholds(trained.detector, data, settings.calibration)
+    found = held_out(trained.detector, data)
+    trained.detector.thresholds, calibration = calibrated_thresholds(trained.detector, data, settings.calibration,
+                                                                     found["validation"])
     log.info("train_detectors: calibrated thresholds %s", trained.detector.thresholds)
     metrics = {**_counts(data), **data.metrics, **pretrain_metrics, **calibration,
-               **scores(trained.detector, data, "detector"),
+               **scores(trained.detector, data, "detector", found),
                **{f"{EPOCH_LOSS}{i}": loss for i, loss in enumerate(trained.epoch_losses, start=1)}}
     if settings.compare_flat:
         flat = train_detector(data.train, settings.model.model_copy(update={"model": "flat"}), params.seed, device,
                               labels=data.label_set, encoder_folder=encoder)
-        metrics.update(scores(flat.detector, data, "flat"))
+        metrics.update(scores(flat.detector, data, "flat", held_out(flat.detector, data)))
     save_detector(trained.detector, folder)
     return metrics
 
