@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SHARED_DATA
-from textsift.detection.gum import GUM_TYPES, TITLES, GumDocument, gum_examples, read_gum, read_gum_file
+from textsift.detection.gum import GUM_TYPES, GumDocument, gum_examples, read_gum, read_gum_file
 from textsift.detection.params import DetectorDataParams
 from textsift.detection.synthetic import LabelledText
+from textsift.detection.titles import TITLES
 from textsift.detection.training_data import (
     GUM_TEST_SETS,
     build_detector_data,

@@ -55,6 +55,7 @@ from pathlib import Path
 
 from textsift.corpus import Span
 from textsift.detection.synthetic import LabelledText
+from textsift.detection.titles import TITLES
 from textsift.errors import InputError
 from textsift.readers import _read_bytes
 
@@ -62,12 +63,6 @@ SPLIT_SECTIONS = {"train": "train", "dev": "validation", "test": "test", "test2"
 GUM_TYPES = ("DATE", "LOC", "ORG", "PERSON")  # the DPER types GUM's rule gives
 ETYPE_TO_DPER = {"person": "PERSON", "place": "LOC", "organization": "ORG"}
 SCHEME = "GRP-etype-infstat-salience-centering-minspan-link-identity".split("-")
-TITLES = tuple(tuple(title.split()) for title in (
-    "mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "lord", "lady", "general", "gen",
-    "justice", "chief justice", "judge", "president", "vice president", "senator", "sen", "governor", "gov",
-    "secretary", "minister", "prime minister", "chairman", "chairwoman", "chair", "king", "queen", "prince",
-    "princess", "pope", "mayor", "speaker", "director", "administrator", "commissioner", "sheriff", "rev",
-    "reverend", "captain", "capt", "colonel", "col"))
 MONTHS_AND_DAYS = frozenset(
     "january february march april may june july august september october november december jan feb mar apr jun "
     "jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday".split())

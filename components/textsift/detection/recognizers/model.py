@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textsift.detection.recognizers.base import Detection
+from textsift.detection.titles import without_titles
 from textsift.models.detector import Detector, detect_scored
 
 
@@ -24,7 +25,12 @@ class ModelRecognizer:
         self.labels = tuple(detector.labels)
 
     def analyze(self, texts: Sequence[str], min_score: float) -> list[list[Detection]]:
-        """Per text, the detector's spans whose confidence (logistic of the span score) reaches ``min_score``."""
+        """Per text, the detector's spans whose confidence (logistic of the span score) reaches ``min_score``; a
+        PERSON span without its leading title, none that is a title alone (:mod:`textsift.detection.titles`)."""
         found = detect_scored(self.detector, texts, self.batch_size, min_confidence=min_score)
-        return [[Detection(s.start, s.end, s.label, score, self.name) for s, score in doc if score >= min_score]
-                for doc in found]
+        out = []
+        for text, doc in zip(texts, found, strict=True):  # a person's span starts after its title (.titles)
+            spans = (without_titles(text, Detection(s.start, s.end, s.label, score, self.name))
+                     for s, score in doc if score >= min_score)
+            out.append([d for d in spans if d is not None])
+        return out
