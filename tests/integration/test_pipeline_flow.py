@@ -689,7 +689,7 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         assert all(r["text"][e["start"]:e["end"]] == f"[{e['type']}]" for r in tagged for e in r["replaced"])
         masked = httpx.post(f"{url}/privatize", json={"records": records, "operators": {"PERSON": "mask"}},
                             headers=auth, timeout=60)  # a mask gives each word's length away: never asked of this one
-        assert masked.status_code == 422 and "mask reveals more than the served setting's pseudonym" in masked.text
+        assert masked.status_code == 422 and "mask reveals what the served setting's pseudonym does not" in masked.text
         narrower = httpx.post(f"{url}/privatize", json={"records": records, "entities": ["direct"]}, headers=auth,
                               timeout=60)  # what was judged protects every type: a request may not drop some
         assert narrower.status_code == 422 and "never leave one out (missing: LOC" in narrower.json()["error"]

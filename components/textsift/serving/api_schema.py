@@ -32,8 +32,8 @@ class Body(BaseModel):
                                          "request may use: it may find more, never less)")
     operators: dict[str, str] | None = Field(
         None, description="/privatize only: entity type -> placeholder, hash, pseudonym or mask, what replaces that "
-                          "type; each reveals no more than the served setting's own (placeholder < hash < pseudonym "
-                          "< mask)")
+                          "type; each reveals no more than the served setting's own (a placeholder no more than any, a "
+                          "hash no more than a pseudonym; a mask only a placeholder or a mask)")
 
 
 class Entity(BaseModel):

@@ -147,6 +147,9 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         groups: dict[tuple[str | None, float | None, str | None], list[int]] = {}
         for row, (value, ceiling, ops) in enumerate(zip(asked, ceilings, operators, strict=True)):  # joined requests
             # may ask for other types, thresholds or operators: one call per (types, threshold, operators)
+            if not all(v is None or isinstance(v, str) for v in (value, ops)):
+                raise InputError(f"\"{ENTITIES}\" and \"{OPERATORS}\" are strings: types and groups comma-joined, a "
+                                 "JSON object")
             groups.setdefault((value, _ceiling(ceiling), ops), []).append(row)
         out_texts: list[str] = [""] * len(texts)
         spent: list[float] | None = None
