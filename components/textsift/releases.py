@@ -32,10 +32,17 @@ SERVED = "served"  # what `textsift serve` answers: a key no published output wa
 _SEP = "\x1f"
 
 
+# parameters added after settings had releases, with the value that keeps a setting as it was: left out of the digest
+# while they hold it, so adding one re-keys no existing release (its outputs stay as they were, byte for byte)
+ADDED_LATER: dict[str, Any] = {"operators": {}}
+
+
 def setting_digest(setting: Any) -> str:
-    """16 hex digits of a setting's validated parameters (a pydantic model, or any JSON-able mapping)."""
+    """16 hex digits of a setting's validated parameters (a pydantic model, or any JSON-able mapping), those of
+    :data:`ADDED_LATER` left out while they hold their first value."""
     fields = setting.model_dump(mode="json") if hasattr(setting, "model_dump") else setting
-    return hashlib.blake2b(json.dumps(fields, sort_keys=True).encode(), digest_size=8).hexdigest()
+    kept = {k: v for k, v in fields.items() if k not in ADDED_LATER or v != ADDED_LATER[k]}
+    return hashlib.blake2b(json.dumps(kept, sort_keys=True).encode(), digest_size=8).hexdigest()
 
 
 def release_key(secret: SecretKey, kind: str, name: str, setting: Any, scope: str = PUBLISHED) -> SecretKey:

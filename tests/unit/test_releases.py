@@ -11,7 +11,7 @@ from textsift.mechanisms.base import Documents
 from textsift.mechanisms.metric_dp.params import MetricDPSetting
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact
-from textsift.releases import SERVED, draw_name, fresh_draw_name, release_key
+from textsift.releases import SERVED, draw_name, fresh_draw_name, release_key, setting_digest
 from textsift.secret_key import SecretKey
 
 SECRET = SecretKey(bytes(range(32)))
@@ -119,3 +119,18 @@ def test_the_oracle_figure_confirms_names_only_through_a_service_that_repeats_pu
     leaky = privatize_attacks.oracle_metrics(docs, published, test, "red", setting, resources, SECRET)
     assert leaky["attack.oracle.confirmed"] == 1.0 and leaky["attack.oracle.false"] == 0.0
     assert served_privatize is not repeating
+
+
+def test_a_parameter_added_later_re_keys_no_release_until_it_is_used() -> None:
+    """``operators`` joined redaction's parameters after releases existed: a setting without them keeps the key (and
+    so the pseudonyms) it had, one that uses them is another release."""
+    import hashlib
+    import json
+
+    plain = RedactSetting(kind="redact", labels=["PERSON"])
+    before = {k: v for k, v in plain.model_dump(mode="json").items() if k != "operators"}  # the schema before
+    digest = hashlib.blake2b(json.dumps(before, sort_keys=True).encode(), digest_size=8).hexdigest()
+    assert setting_digest(plain) == digest
+    tagged = RedactSetting(kind="redact", labels=["PERSON"], operators={"PERSON": "placeholder"})
+    assert setting_digest(tagged) != digest
+    assert release_key(SECRET, "redact", "r", tagged).material != release_key(SECRET, "redact", "r", plain).material
