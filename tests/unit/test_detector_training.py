@@ -205,8 +205,9 @@ def test_thresholds_are_calibrated_on_real_validation_text_only(trained: Trained
 
 
 def test_scores_from_one_pass_of_the_model_equal_detecting_at_the_trained_threshold(trained: TrainedDetector) -> None:
-    """train_detectors runs the model once per held-out split and reads every score off those detections: the
-    figures are those of detecting each set anew at the trained threshold."""
+    """train_detectors runs the model once per held-out split and reads every score off those detections: on spans
+    without titles (the recognizer takes a person's title off), the figures are those of detecting each set anew at
+    the trained threshold."""
     from textsift.detection.synthetic import LabelledText
     from textsift.detection.training_data import DetectorData
     from textsift.stages.train_detectors import held_out, scores

@@ -82,8 +82,11 @@ def _by_source(data: DetectorData, split: str, found: Sequence[list[Detection]]
 
 
 def _at_trained(detector: Detector, found: Sequence[list[Detection]]) -> list[list[Span]]:
-    """What the model alone keeps at its trained threshold (``models.detector.detect``), read off detections
-    decoded lower: a span scores above the threshold in some window exactly when its best confidence does."""
+    """What the model keeps at its trained threshold, as it runs (``models.detector.detect``, then titles off a
+    person's span: :class:`ModelRecognizer`), read off detections decoded at or below it: a span scores above the
+    threshold in some window exactly when its best confidence does. The flat tagger's spans are all kept."""
+    if detector.params.model != "global_pointer":
+        return [[d.span for d in doc] for doc in found]
     cut = probability(detector.params.threshold)
     return [[d.span for d in doc if d.score > cut] for doc in found]
 
@@ -114,8 +117,10 @@ def scores(detector: Detector, data: DetectorData, prefix: str, found: dict[str,
 
 
 def _found(detector: Detector, examples: Sequence[LabelledText]) -> list[list[Detection]]:
-    """The model's detections in ``examples`` down to the lowest threshold calibration tries."""
-    return ModelRecognizer(detector).analyze([ex.text for ex in examples], min(GRID))
+    """The model's detections in ``examples`` down to the lowest threshold calibration tries, or its trained one
+    where that is lower."""
+    floor = min(min(GRID), probability(detector.params.threshold))
+    return ModelRecognizer(detector).analyze([ex.text for ex in examples], floor)
 
 
 def calibrated_thresholds(detector: Detector, data: DetectorData, params: CalibrationParams,
