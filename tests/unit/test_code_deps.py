@@ -109,8 +109,17 @@ def test_a_schema_module_holds_no_logic_a_stage_runs() -> None:
                     importer, method.name)
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and is_schema(node.module):
-                for alias in node.names:
-                    taken = getattr(importlib.import_module(node.module), alias.name)
-                    assert isinstance(taken, type) or typing.get_origin(taken) is not None or alias.name in loaders, (
-                        importer, node.module, alias.name)
+            if isinstance(node, ast.Import):  # `import textsift.x.params` would reach anything in it
+                assert not [a.name for a in node.names if is_schema(a.name)], (importer, ast.unparse(node))
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            for alias in node.names:
+                if is_schema(f"{node.module}.{alias.name}"):  # `from textsift.detection import params`
+                    raise AssertionError((importer, f"{node.module}.{alias.name}: import names from it"))
+                if not is_schema(node.module):
+                    continue
+                taken = getattr(importlib.import_module(node.module), alias.name)
+                assert isinstance(taken, type) or typing.get_origin(taken) is not None or alias.name in loaders, (
+                    importer, node.module, alias.name)
+                home = getattr(taken, "__module__", node.module)  # a logic class passed on by a schema module
+                assert not home.startswith("textsift.") or is_schema(home), (importer, node.module, alias.name)
