@@ -9,7 +9,8 @@ from textsift.detection.recognizers import model as model_recognizer
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.titles import without_titles
 
-TEXT = "Chief Justice John Roberts told the Secretary that DR. LEE and Prof Ann Smith met King Charles III."
+TEXT = ("Chief Justice John Roberts told the Secretary that DR. LEE and Prof Ann Smith met King Charles III; King said "
+        "Gen Hoshino and Gen. Scott met Mr. President Ada Park.")
 
 
 def _trimmed(name: str, label: str = "PERSON") -> str | None:
@@ -24,11 +25,19 @@ def _trimmed(name: str, label: str = "PERSON") -> str | None:
     ("Prof Ann Smith", "Ann Smith"),
     ("King Charles III", "Charles III"),
     ("John Roberts", "John Roberts"),  # no title: as it was
-    ("Secretary", None),  # a title alone is no person
-    ("Chief Justice", None),
+    ("Mr. President Ada Park", "Ada Park"),  # titles in a row
+    ("Gen. Scott", "Scott"),
+    ("Gen Hoshino", "Gen Hoshino"),  # without its dot, an abbreviation may be a given name
 ])
 def test_a_person_span_starts_after_its_title(span: str, kept: str | None) -> None:
     assert _trimmed(span) == kept
+
+
+def test_a_title_alone_is_no_person_after_an_article_and_may_be_a_surname_without_one() -> None:
+    secretary, king = TEXT.index("Secretary"), TEXT.index("King said")
+    assert without_titles(TEXT, Detection(secretary, secretary + 9, "PERSON", 0.9, "model")) is None
+    alone = Detection(king, king + 4, "PERSON", 0.9, "model")
+    assert without_titles(TEXT, alone) == alone
 
 
 def test_other_types_keep_their_titles() -> None:

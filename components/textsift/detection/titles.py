@@ -3,7 +3,9 @@
 That is the convention of every corpus the detector learns from and is scored on (GUM's rule, WNUT-17, BTC, the
 synthetic sentences, which put an honorific before the span), and redaction relies on it: the honorific stays in
 the text and the stand-in agrees with it (:mod:`textsift.mechanisms.redact.persons`). The model still puts a title
-inside a span now and then, or marks a title alone ("the Secretary"); :func:`without_titles` takes it off.
+inside a span now and then, or marks a title alone ("the Secretary"); :func:`without_titles` takes it off. Where a
+title may be a name it stays: a title alone without an article or possessive before it ("King said": a surname),
+and an abbreviation that is also a given name without its dot ("Gen Hoshino", "Sen Nakamura").
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ TITLES = tuple(tuple(title.split()) for title in (
     "princess", "pope", "mayor", "speaker", "director", "administrator", "commissioner", "sheriff", "rev",
     "reverend", "captain", "capt", "colonel", "col"))
 _WORD = re.compile(r"\S+")
+NAMES_WITHOUT_DOT = frozenset({"gen", "sen", "gov", "col", "capt", "rev"})  # a title with its dot, else maybe a name
+_DETERMINER = re.compile(r"(?i)\b(?:the|a|an|this|our|your|his|her|their|my|its)\s+$")
 
 
 def plain(word: str) -> str:
@@ -33,16 +37,27 @@ def title_length(words: list[str], at: int) -> int:
     return max((len(t) for t in TITLES if ahead[:len(t)] == t), default=0)
 
 
+def _leading_titles(words: list[str]) -> int:
+    """How many of ``words`` (as written) are titles before the rest, titles in a row counted together."""
+    plains = [plain(w) for w in words]
+    at = 0
+    while at < len(words) and (length := title_length(plains, at)):
+        if length == 1 and plains[at] in NAMES_WITHOUT_DOT and not words[at].endswith("."):
+            break
+        at += length
+    return at
+
+
 def without_titles(text: str, detection: Detection) -> Detection | None:
-    """A PERSON ``detection`` of ``text`` starting after its leading title, None when it is a title and nothing
-    else; any other detection as it is."""
+    """A PERSON ``detection`` of ``text`` starting after its leading titles; None when it is titles only and an
+    article or possessive comes before it ("the Secretary"); any other detection as it is."""
     if detection.label != "PERSON":
         return detection
     found = list(_WORD.finditer(text, detection.start, detection.end))
-    words = [plain(m.group()) for m in found]
-    length = title_length(words, 0)
-    if not length:
+    titles = _leading_titles([m.group() for m in found])
+    if not titles:
         return detection
-    if length >= len(words):
-        return None
-    return replace(detection, start=found[length].start())
+    if titles < len(found):
+        return replace(detection, start=found[titles].start())
+    before = text[max(detection.start - 16, 0):detection.start]
+    return None if _DETERMINER.search(before) else detection
