@@ -230,16 +230,18 @@ def serve(
     host: str = typer.Option("127.0.0.1"),
     port: int = typer.Option(8080),
     token_env: str = typer.Option("TEXTSIFT_SERVE_TOKEN", help="environment variable holding the bearer token"),
-    max_bytes: int = typer.Option(1_000_000, min=1, help="largest request body"),
+    max_bytes: int = typer.Option(1_000_000, min=1, help="largest request body (of a stream: largest line)"),
     max_records: int = typer.Option(1_000, min=1, help="most records in one request (privatized as one batch)"),
+    max_stream_bytes: int = typer.Option(256 << 20, min=1, help="largest body of POST /privatize/stream (NDJSON, "
+                                                              "privatized max-records at a time)"),
     rate_limit: int = typer.Option(60_000, min=0, help="most records a token may have privatized per minute (0: any)"),
     audit_log: Path = typer.Option(Path(".textsift/serve/audit.jsonl"),
                                    help="one JSON line per request: time, token digest, status, records (no text)"),
     root: Path = typer.Option(Path("."), help="project folder (its MLflow store)"),
     params: Path | None = typer.Option(None, help="params file (default <root>/params.yaml)"),
 ) -> None:
-    """Serve a registered privatizer over HTTP: POST /privatize and /analyze with a bearer token; GET /health and
-    /metrics.
+    """Serve a registered privatizer over HTTP: POST /privatize, /privatize/stream (NDJSON) and /analyze with a bearer
+    token; GET /health and /metrics.
 
     The secret key comes from $TEXTSIFT_SECRET_KEY (never from the model)."""
     import os
@@ -268,7 +270,8 @@ def serve(
         audit = audit_log if audit_log.is_absolute() else root.resolve() / audit_log
         app_ = create_app(loaded, token, setting, key.fingerprint, max_bytes, max_records, rate_limit, audit,
                           analyzer=loaded.unwrap_python_model().analyze,
-                          takes=frozenset(loaded.metadata.get_input_schema().input_names()) & OPTIONAL_COLUMNS)
+                          takes=frozenset(loaded.metadata.get_input_schema().input_names()) & OPTIONAL_COLUMNS,
+                          max_stream_bytes=max_stream_bytes)
         uvicorn.run(app_, host=host, port=port, log_level="warning")
 
 

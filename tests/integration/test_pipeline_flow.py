@@ -667,6 +667,12 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         # that reused the release's draws would repeat every replaced document
         replaced_docs = [(s, p) for s, p, t in zip(served, published, corpus["text"], strict=True) if p != t]
         assert len(replaced_docs) >= 4 and sum(s == p for s, p in replaced_docs) <= 1
+        ndjson = "".join(json.dumps(r) + "\n" for r in records).encode()  # the same records as an NDJSON stream
+        streamed = httpx.post(f"{url}/privatize/stream", content=ndjson, headers=auth, timeout=60)
+        answers = [json.loads(line) for line in streamed.text.splitlines()]
+        assert streamed.status_code == 200 and [a["id"] for a in answers] == list(corpus["doc_id"])
+        assert [a["text"] != t for a, t in zip(answers, corpus["text"], strict=True)] == [
+            s != t for s, t in zip(served, corpus["text"], strict=True)]
         analyzed = httpx.post(f"{url}/analyze", json={"records": records}, headers=auth, timeout=60)
         assert analyzed.status_code == 200
         found = [r["entities"] for r in analyzed.json()["records"]]  # what /privatize replaced, where, of what type
@@ -723,11 +729,11 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
         assert httpx.get(f"{url}/health", timeout=30).json() == {"status": "ok", "setting": "red",
                                                                   "key_fingerprint": "fp"}
         metrics = httpx.get(f"{url}/metrics", timeout=30).text
-        # the records of /privatize, /analyze, the two wide requests and the tagged one, then the oracle's
-        assert f"textsift_documents_total {5 * len(records) + len(asked)}" in metrics
+        # the records of /privatize, the stream, /analyze, the two wide requests and the tagged one, then the oracle's
+        assert f"textsift_documents_total {6 * len(records) + len(asked)}" in metrics
         assert 'textsift_requests_total{status="401"} 1' in metrics
         lines = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
-        assert [line["status"] for line in lines].count(200) == 5 + len(range(0, len(asked), 200))
+        assert [line["status"] for line in lines].count(200) == 6 + len(range(0, len(asked), 200))
         assert {line["status"] for line in lines} >= {200, 401, 413, 429} and "Maria" not in audit.read_text()
         assert token not in audit.read_text() and not any(str(d) in audit.read_text() for d in corpus["doc_id"])
     finally:

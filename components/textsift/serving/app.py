@@ -11,7 +11,9 @@ judged), and ``"threshold"`` (a number in [0.02, 1], taken down to a coarse grid
 span's confidence): no type detected at a higher confidence threshold than that or its served one (likewise: it may
 find more, never less). A ``/privatize`` body may name ``"operators"`` (entity type -> ``placeholder``, ``hash``,
 ``pseudonym`` or ``mask``): what replaces that type, as long as it reveals no more than the setting's own
-(``Mechanism.with_operators``). Requests that arrive while the model is busy are privatized together in one call
+(``Mechanism.with_operators``). ``POST /privatize/stream`` takes NDJSON records beyond one request's limits and
+answers NDJSON, a chunk at a time (:mod:`textsift.serving.streaming`). Requests that arrive while the model is busy
+are privatized together in one call
 (:mod:`textsift.serving.batching`: the same output as one by one). Every request needs ``Authorization: Bearer
 <token>``. A body over ``max_bytes`` is refused (413) before it is parsed, more than ``max_records`` records
 too (413); a body that is not such JSON gets 400, a field the service does not read (in the body or a record)
@@ -37,13 +39,13 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from textsift.detection.types import ENTITY_TYPES, IDENTIFIER_GROUPS
@@ -52,6 +54,15 @@ from textsift.serving.api_schema import AnalyzeAnswer, PrivatizeAnswer, operatio
 from textsift.serving.batching import Batcher
 from textsift.serving.guard import AuditLog, RateLimit
 from textsift.serving.model import ENTITIES, OPERATORS, REQUEST_THRESHOLDS, THRESHOLD, row_ids
+from textsift.serving.streaming import (
+    OVERSIZED,
+    STREAM_MAX_BYTES,
+    body_lines,
+    query_options,
+    spool,
+    spooled,
+    unknown_option,
+)
 
 MAX_BYTES = 1_000_000
 MAX_RECORDS = 1_000
@@ -202,6 +213,30 @@ def _records(body: bytes, max_records: int) -> tuple[list[dict[str, Any]], dict[
         problem = _problem(record)
         if problem is not None:
             return _error(422, f"{_who(position, record)}: {problem}")
+    columns = _options(payload)
+    return columns if isinstance(columns, JSONResponse) else (records, columns)
+
+
+def _frame(records: list[dict[str, Any]], columns: dict[str, Any]) -> pd.DataFrame:
+    """The model's input for ``records`` (an id on each or on none) and a request's optional ``columns``."""
+    frame = pd.DataFrame({"text": [r["text"] for r in records]})
+    frame.insert(0, "id", [str(r["id"]) for r in records] if "id" in records[0] else row_ids(frame))
+    for name, value in columns.items():
+        frame[name] = value
+    return frame
+
+
+def _line_record(line: bytes) -> Any:
+    """One NDJSON line as JSON, None when it is not JSON."""
+    try:
+        return json.loads(line, parse_int=_integer)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+
+
+def _options(payload: dict[str, Any]) -> dict[str, Any] | JSONResponse:
+    """The model's optional columns a request names (``entities`` comma-joined, ``threshold``, ``operators`` as
+    JSON; absent when it names none), or the error response that says what is wrong with one."""
     columns: dict[str, Any] = {}
     for name, value in (("entities", _entities(payload)), ("threshold", _threshold(payload)),
                         ("operators", _operators(payload))):
@@ -209,13 +244,13 @@ def _records(body: bytes, max_records: int) -> tuple[list[dict[str, Any]], dict[
             return value
         if value is not None:
             columns[name] = value
-    return records, columns
+    return columns
 
 
 def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes: int = MAX_BYTES,
                max_records: int = MAX_RECORDS, rate_limit: int = RATE_LIMIT, audit: Path | None = None,
                analyzer: Callable[[list[str], list[str] | None, float | None], list[list[Any]]] | None = None,
-               takes: frozenset[str] = OPTIONAL_COLUMNS) -> FastAPI:
+               takes: frozenset[str] = OPTIONAL_COLUMNS, max_stream_bytes: int = STREAM_MAX_BYTES) -> FastAPI:
     """The HTTP app around a loaded privatizer (``model.predict(frame)``, :mod:`textsift.serving.model`); at most
     ``rate_limit`` records per token per minute (0: unlimited), one line per request in the ``audit`` file.
     ``analyzer`` (the model's ``analyze``: texts -> spans with ``start``, ``end``, ``label``) answers
@@ -280,7 +315,6 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
         if refused:
             return finish(_error(422, f"this privatizer version takes no \"{refused[0]}\" (registered before "
                                       "requests could name it): promote a version from a newer run"))
-        frame = pd.DataFrame({"text": [r["text"] for r in records]})
         if any("id" in r for r in records) and not all("id" in r for r in records):
             return finish(_error(422, "give every record an \"id\", or none"))
         wait = limit.take(token, len(records))
@@ -289,12 +323,9 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
             if wait != float("inf"):
                 response.headers["Retry-After"] = str(max(1, int(wait + 0.999)))
             return finish(response, len(records))
-        frame.insert(0, "id", [str(r["id"]) for r in records] if "id" in records[0] else row_ids(frame))
-        for name, value in columns.items():
-            frame[name] = value
         started = time.perf_counter()
         try:  # off the event loop (health and metrics answer meanwhile)
-            out = await run(frame)
+            out = await run(_frame(records, columns))
         except InputError as err:
             return finish(_error(422, f"{type(err).__name__}: {err}"), len(records), started)
         except Exception as err:  # noqa: BLE001 - a server fault: its class only, never a message that could hold text
@@ -312,6 +343,76 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
             return await answer(request, privatized)
         except Exception as err:  # noqa: BLE001 - any other fault: JSON, counted, its class only (never its message)
             return finish(_error(500, f"the server failed ({type(err).__name__})"))
+
+    async def streamed_chunk(records: list[dict[str, Any]], columns: dict[str, Any]) -> tuple[bytes, str | None]:
+        """One chunk of a stream answered (its NDJSON lines), or why the stream ends here."""
+        if limit.take(token, len(records)):
+            return b"", f"over the rate limit of {rate_limit} records per minute for this token"
+        started = time.perf_counter()
+        try:
+            out = await privatized(_frame(records, columns))
+        except InputError as err:
+            return b"", f"{type(err).__name__}: {err}"
+        except Exception as err:  # noqa: BLE001 - a server fault: its class only, never a message that could hold text
+            return b"", f"the privatizer failed ({type(err).__name__})"
+        rows = out.to_dict(orient="records") if isinstance(out, pd.DataFrame) else out
+        with counters.lock:
+            counters.documents += len(records)
+            counters.seconds += time.perf_counter() - started
+        return "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows).encode(), None
+
+    async def streamed(body: AsyncIterator[bytes], columns: dict[str, Any]) -> AsyncIterator[bytes]:
+        """The answers of a stream's records, ``max_records`` at a time, and a last error line if one ends it
+        (:mod:`textsift.serving.streaming`); one audit line for the stream."""
+        answered, started, error, with_ids = 0, time.perf_counter(), None, None
+        chunk: list[dict[str, Any]] = []
+        try:
+            async for line in body_lines(body, max_bytes):
+                record = None if line is OVERSIZED else _line_record(line)
+                problem = (f"is over {max_bytes} bytes" if line is OVERSIZED else "is not JSON" if record is None
+                           else _problem(record))
+                if problem is None:
+                    with_ids = ("id" in record) if with_ids is None else with_ids
+                    if ("id" in record) != with_ids:
+                        problem = "give every record an \"id\", or none"
+                if problem is not None:
+                    error = f"{_who(answered + len(chunk), record)}: {problem}"
+                    break
+                chunk.append(record)
+                if len(chunk) == max_records:
+                    lines, error = await streamed_chunk(chunk, columns)
+                    yield lines
+                    answered, chunk = answered + (0 if error else len(chunk)), []
+                    if error:
+                        break
+            if error is None and chunk:
+                lines, error = await streamed_chunk(chunk, columns)
+                yield lines
+                answered += 0 if error else len(chunk)
+            if error is not None:
+                yield (json.dumps({"error": error, "answered": answered}) + "\n").encode()
+        finally:
+            log.record(token, 200, answered, time.perf_counter() - started)
+
+    @app.post("/privatize/stream", summary="privatize NDJSON records as they arrive, answering NDJSON")
+    async def privatize_stream(request: Request) -> Any:
+        if not hmac.compare_digest(request.headers.get("authorization", "").encode(), expected):
+            return finish(_error(401, "missing or wrong bearer token"), authorised=False)
+        if unknown_option(request.query_params):
+            return finish(_error(422, "the query string takes entities, threshold and operators only"))
+        columns = _options(query_options(request.query_params))
+        if isinstance(columns, JSONResponse):
+            return finish(columns)
+        refused = sorted(set(columns) - takes)
+        if refused:
+            return finish(_error(422, f"this privatizer version takes no \"{refused[0]}\" (registered before "
+                                      "requests could name it): promote a version from a newer run"))
+        held = await spool(request.stream(), max_stream_bytes)
+        if held is None:
+            return finish(_error(413, f"the stream is over {max_stream_bytes} bytes"))
+        with counters.lock:
+            counters.requests[200] += 1
+        return StreamingResponse(streamed(spooled(held), columns), media_type="application/x-ndjson")
 
     @app.post("/analyze", openapi_extra=operation(AnalyzeAnswer), summary="what /privatize would replace")
     async def analyze(request: Request) -> Any:
