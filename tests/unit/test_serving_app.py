@@ -144,15 +144,21 @@ def _post_to(client: TestClient, route: str, body: str) -> tuple[int, dict]:
     return response.status_code, response.json()
 
 
+class _Recording(EchoModel):
+    """An echo model that keeps a copy of every frame it is given in ``seen``."""
+
+    def __init__(self, seen: list[pd.DataFrame]) -> None:
+        super().__init__()
+        self.seen = seen
+
+    def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
+        self.seen.append(frame.copy())
+        return super().predict(frame)
+
+
 def test_the_entities_a_request_names_reach_the_model_and_the_analyzer() -> None:
     seen: list[pd.DataFrame] = []
-
-    class Recording(EchoModel):
-        def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
-            seen.append(frame.copy())
-            return super().predict(frame)
-
-    client = TestClient(create_app(Recording(), TOKEN, "fake", "fp", analyzer=_capitalized))
+    client = TestClient(create_app(_Recording(seen), TOKEN, "fake", "fp", analyzer=_capitalized))
     status, _ = _post_to(client, "/privatize", '{"records": [{"text": "x"}], "entities": ["direct", "LOC"]}')
     assert status == 200 and list(seen[-1]["entities"]) == ["direct,LOC"]
     status, _ = _post_to(client, "/privatize", '{"records": [{"text": "x"}]}')
@@ -163,13 +169,7 @@ def test_the_entities_a_request_names_reach_the_model_and_the_analyzer() -> None
 
 def test_a_requests_operators_reach_the_model_as_one_json_object_and_never_the_analyzer() -> None:
     seen: list[pd.DataFrame] = []
-
-    class Recording(EchoModel):
-        def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
-            seen.append(frame.copy())
-            return super().predict(frame)
-
-    client = TestClient(create_app(Recording(), TOKEN, "fake", "fp", analyzer=_capitalized))
+    client = TestClient(create_app(_Recording(seen), TOKEN, "fake", "fp", analyzer=_capitalized))
     body = '{"records": [{"text": "x"}, {"text": "y"}], "operators": {"PERSON": "hash", "DATE": "placeholder"}}'
     status, _ = _post_to(client, "/privatize", body)
     assert status == 200 and [json.loads(v) for v in seen[-1]["operators"]] == [
