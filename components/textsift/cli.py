@@ -288,8 +288,8 @@ def reveal(
     """
     from textsift import secret_key
     from textsift.catalog import path as catalog_path
-    from textsift.mechanisms.redact.vault import reveal as trace
-    from textsift.mechanisms.redact.vault import sealed_with, unseal
+    from textsift.vault import reveal as trace
+    from textsift.vault import sealed_with, unseal
 
     vault = root / catalog_path("vault", setting)
     try:

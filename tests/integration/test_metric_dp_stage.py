@@ -161,7 +161,7 @@ def test_each_setting_runs_its_mechanism_once_and_that_run_gives_the_ledger_and_
     from textsift import secret_key
     from textsift.mechanisms.metric_dp import mechanism as metric_dp
     from textsift.mechanisms.redact.mechanism import Redaction
-    from textsift.mechanisms.redact.vault import unseal
+    from textsift.vault import unseal
 
     corpus = read_corpus(project / "data/ingest/corpus.parquet")
     ids = corpus["doc_id"].astype(str).tolist()

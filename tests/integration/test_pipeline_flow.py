@@ -418,8 +418,8 @@ def test_the_pseudonym_vault_is_sealed_apart_from_the_published_corpus(flow_run:
     from typer.testing import CliRunner
 
     from textsift.cli import app
-    from textsift.mechanisms.redact.vault import unseal
     from textsift.secret_key import load
+    from textsift.vault import unseal
 
     root: Path = flow_run["root"]
     entries = unseal((root / "data/vault/red.bin").read_bytes(), "red", load(root))

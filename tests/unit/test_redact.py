@@ -95,8 +95,8 @@ def test_a_date_pseudonym_does_not_depend_on_todays_date(monkeypatch: pytest.Mon
 
 def test_the_vault_traces_each_pseudonym_back_only_for_the_key_holder() -> None:
     from textsift.errors import ConfigError
-    from textsift.mechanisms.redact.vault import reveal, seal, unseal
     from textsift.secret_key import SecretKey
+    from textsift.vault import reveal, seal, unseal
 
     key, other = SecretKey(bytes(range(32))), SecretKey(bytes(range(1, 33)))
     setting = RedactSetting(kind="redact", vault=True)

@@ -98,7 +98,7 @@ def test_rotate_retires_the_old_key_which_still_opens_its_vaults(tmp_path: Path)
 
     from textsift.catalog import path as catalog_path
     from textsift.cli import app
-    from textsift.mechanisms.redact.vault import seal
+    from textsift.vault import seal
 
     old = secret_key.ensure(tmp_path)
     vault = tmp_path / catalog_path("vault", "red")

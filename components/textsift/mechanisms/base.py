@@ -13,7 +13,7 @@ are listed by kind in ``textsift.mechanisms.registry.MECHANISMS``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -129,6 +129,12 @@ class Mechanism(ABC):
         ships when it protects something in a request and its packed resources hold no corpus text. The rule reports
         the reason beside the setting's verdict."""
         return f"{type(self).__name__} has no served form"
+
+    def recomputed_names(self, setting: Any) -> Callable[[Key, str, str], str] | None:
+        """How anyone recomputes what replaces a person's name under a key: ``(key, document id, name) -> stand-in``,
+        where that is a function of them alone (a dictionary attacker tries every candidate name with a guessed key:
+        ``privatization.attacks``); None where nothing that replaces a name can be recomputed."""
+        return None
 
     def with_operators(self, setting: Any, operators: Mapping[str, str]) -> Any:
         """``setting`` with a served request's operator per entity type (what replaces a span of that type), where the

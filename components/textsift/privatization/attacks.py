@@ -1,14 +1,14 @@
 """privatize, outsider part: what someone without the secret key recovers from the published corpus (issue 20).
 
-The outsider holds the repository and params (the public ``seed``) and the published corpus, and
-replays the setting's mechanism on candidate originals with the seed as its guess of the key
-(:mod:`textsift.evaluation.outsider`); the same replay under a key derived from the secret one (unknowable
-to the outsider, the same on every run) is the no-information baseline, so ``attack.replay.gain`` near 0
-means the replay tells the outsider nothing. Measured on the test split: a per-document mechanism is
-replayed on the test documents alone, as is DataSifterText without keyphrase swapping; with it (swaps across the
-corpus) on the whole corpus. A pseudonym setting also gets the
-dictionary attacker: the corpus's gold person names as candidates, a name confirmed when its
-recomputed pseudonym is in the published document (``attack.dictionary.*``). A served setting also gets the oracle
+The outsider holds the repository and params (the public ``seed``) and the published corpus, and replays the
+setting's mechanism on candidate originals with the seed as its guess of the key
+(:mod:`textsift.evaluation.outsider`); the same replay under a key derived from the secret one (unknowable to the
+outsider, the same on every run) is the no-information baseline, so ``attack.replay.gain`` near 0 means the replay
+tells the outsider nothing. Measured on the test split: a per-document mechanism is replayed on the test documents
+alone, as is DataSifterText without keyphrase swapping; with it (swaps across the corpus) on the whole corpus. A
+setting whose stand-in for a name is a function of the key and the name (pseudonyms, digests) also gets the
+dictionary attacker: the corpus's gold person names as candidates, a name confirmed when its stand-in recomputed
+under the guessed key is in the published document (``attack.dictionary.*``). A served setting also gets the oracle
 attacker, who holds an API token: it sends "My name is <candidate>." under a published document's id for every
 candidate name and looks for the answer's stand-in in that published document (``attack.oracle.*``), through the
 very code the service runs (:func:`textsift.serving.service.served_privatize`), and is judged as it is served: the
@@ -25,7 +25,6 @@ from textsift.config import Setting
 from textsift.evaluation.outsider import dictionary_attack, replay_agreement
 from textsift.evaluation.privacy import leak_rates
 from textsift.mechanisms.base import Documents, Resources
-from textsift.mechanisms.redact.redactor import pseudonym_of
 from textsift.mechanisms.registry import mechanism
 from textsift.rng import Key
 from textsift.secret_key import SecretKey
@@ -62,8 +61,11 @@ def replay_metrics(docs: Documents, published: list[str], test: np.ndarray, sett
 
 def dictionary_metrics(docs: Documents, published: list[str], test: np.ndarray, setting: Setting,
                        guess: Key) -> dict[str, float]:
-    """``attack.dictionary.*`` of a pseudonym setting on the test split's gold person names (none without them)."""
-    if setting.kind != "redact" or setting.style != "pseudonym":
+    """``attack.dictionary.*`` of a setting whose stand-ins for names can be recomputed under a key
+    (``Mechanism.recomputed_names``: pseudonyms, digests) on the test split's gold person names (none without
+    them)."""
+    recompute = mechanism(setting.kind).recomputed_names(setting)
+    if recompute is None:
         return {}
     names = [[text[s.start:s.end] for s in spans if s.label in PERSON_LABELS]
              for text, spans in zip(docs.texts, docs.gold, strict=True)]
@@ -71,9 +73,8 @@ def dictionary_metrics(docs: Documents, published: list[str], test: np.ndarray, 
     rows = np.flatnonzero(test)
     if not any(names[i] for i in rows):
         return {}
-    owners = [docs.ids[i] if setting.scope == "document" else None for i in rows]
     attack = dictionary_attack([published[i] for i in rows], [names[i] for i in rows], candidates,
-                               lambda doc, name: pseudonym_of("PERSON", guess, owners[doc], name))
+                               lambda doc, name: recompute(guess, docs.ids[rows[doc]], name))
     return {f"attack.dictionary.{k}": v for k, v in attack.items()}
 
 

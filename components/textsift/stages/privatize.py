@@ -23,7 +23,6 @@ import pandas as pd
 from textsift.errors import StageError
 from textsift.evaluation.ledger import ledger_metrics, ledger_table
 from textsift.mechanisms.base import PrivatizeResult
-from textsift.mechanisms.redact.vault import seal
 from textsift.mechanisms.registry import mechanism
 from textsift.privatization.attacks import outsider_metrics
 from textsift.privatization.corpus import documents, privacy_metrics
@@ -34,6 +33,7 @@ from textsift.quality.suites import check_corpus
 from textsift.releases import release_key
 from textsift.serving.service import servable
 from textsift.stage_context import StageContext
+from textsift.vault import seal
 
 log = logging.getLogger("textsift")
 

@@ -7,14 +7,14 @@ and the quality checks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from textsift.corpus import Span
 from textsift.detection.types import canonical_type
 from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
-from textsift.mechanisms.redact.operators import requested
+from textsift.mechanisms.redact.operators import digest, operator_of, requested
 from textsift.mechanisms.redact.params import RedactSetting
-from textsift.mechanisms.redact.redactor import redact
+from textsift.mechanisms.redact.redactor import pseudonym_of, redact
 from textsift.rng import Key
 
 
@@ -36,6 +36,19 @@ class Redaction(Mechanism):
             return ("one pseudonym per name across the corpus (scope: corpus): served, it would tell anyone with a "
                     "token which stand-in a name gets")
         return None
+
+    def recomputed_names(self, setting: RedactSetting) -> Callable[[Key, str, str], str] | None:
+        """A person's pseudonym or digest, keyed by (key, the document id under ``scope: document``, the name); None
+        for a placeholder or a mask, which no key changes."""
+        operator = operator_of(setting, "PERSON")
+        if operator not in ("pseudonym", "hash"):
+            return None
+
+        def stand_in(key: Key, doc_id: str, name: str) -> str:
+            owner = doc_id if setting.scope == "document" else None
+            return pseudonym_of("PERSON", key, owner, name) if operator == "pseudonym" else digest(key, owner, name)
+
+        return stand_in
 
     def with_operators(self, setting: RedactSetting, operators: Mapping[str, str]) -> RedactSetting:
         """``setting`` with a request's operators, each revealing no more than the setting's own for its type
