@@ -40,6 +40,14 @@ def test_a_title_alone_is_no_person_after_an_article_and_may_be_a_surname_withou
     assert without_titles(TEXT, alone) == alone
 
 
+def test_after_a_title_the_last_word_is_a_name_whatever_it_reads_as() -> None:
+    text = "They met the Rev. King and Mr. President, and Mr. . too."
+    for span, kept in (("Rev. King", "King"), ("Mr. President", "President"), ("Mr. .", "Mr. .")):
+        start = text.index(span)
+        found = without_titles(text, Detection(start, start + len(span), "PERSON", 0.9, "model"))
+        assert found is not None and text[found.start:found.end] == kept
+
+
 def test_other_types_keep_their_titles() -> None:
     assert _trimmed("Chief Justice John Roberts", "ORG") == "Chief Justice John Roberts"
 

@@ -21,6 +21,7 @@ from textsift.evaluation.outsider import (
     mask_replay_accuracy,
     replay_agreement,
 )
+from textsift.mechanisms.base import Documents
 from textsift.mechanisms.datasifter.masking import MaskingRule
 from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sifter import mask_corpus
@@ -28,6 +29,7 @@ from textsift.mechanisms.datasifter.wordlists import default_blacklist
 from textsift.mechanisms.redact.mechanism import Redaction
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import pseudonym_of, redact
+from textsift.privatization.attacks import dictionary_metrics
 from textsift.rng import generator
 from textsift.secret_key import SecretKey
 from textsift.tokenize import words
@@ -67,26 +69,25 @@ def test_dictionary_attacker_confirms_names_only_under_the_public_seed(key_name:
 
 @pytest.mark.parametrize("key_name", KEYS)
 @pytest.mark.parametrize("operator", ["pseudonym", "hash"])
-def test_a_digest_is_as_safe_from_the_dictionary_as_a_pseudonym(key_name: str, operator: str) -> None:
-    """The attack the privatize stage runs recomputes what the mechanism says replaces a name (a pseudonym or a
-    keyed digest): both confirm every name under the public seed, none under the secret key."""
+def test_the_stages_dictionary_attacker_confirms_pseudonyms_and_digests_only_under_the_public_seed(
+        key_name: str, operator: str) -> None:
+    """The attack the privatize stage runs, on what the mechanism itself publishes (draws keyed by each document's
+    draw name, its id and content): it recomputes what replaces a name (a pseudonym, a keyed digest) in the document
+    rebuilt around each candidate, so it confirms every name under the public seed and none under the secret key."""
     pick = generator(8, "test", "names")
     names = [str(NAMES[i]) for i in pick.integers(0, len(NAMES), 300)]
     texts = [f"Dear {n}, your parcel is late." for n in names]
-    spans = [[Span(5, 5 + len(n), "PERSON")] for n in names]
-    ids = [f"doc-{i}" for i in range(len(texts))]
-    setting = RedactSetting(kind="redact", operators={"PERSON": operator})
-    published, _ = redact(texts, ids, spans, setting, KEYS[key_name])
-    recompute = Redaction().recomputed_names(setting)
-    assert recompute is not None
-    attack = dictionary_attack(published, [[n] for n in names], NAMES,
-                               lambda doc, name: recompute(PUBLIC_SEED, ids[doc], name))
+    docs = Documents(texts, [f"doc-{i}" for i in range(len(texts))], [[Span(5, 5 + len(n), "PERSON")] for n in names])
+    setting = RedactSetting(kind="redact", spans="gold", labels=["PERSON"], operators={"PERSON": operator})
+    published = Redaction().privatize(docs, setting, None, KEYS[key_name]).texts  # type: ignore[arg-type]
+    assert not any(n in p for n, p in zip(names, published, strict=True))
+    attack = dictionary_metrics(docs, published, np.ones(len(texts), bool), setting, PUBLIC_SEED)
     if key_name == "public seed":
-        assert attack["confirm_rate"] == 1.0 and attack["false_confirm_rate"] < 0.01
+        assert attack["attack.dictionary.confirm_rate"] == 1.0 and attack["attack.dictionary.false_confirm_rate"] < 0.01
     else:
-        assert attack["confirm_rate"] <= 0.01 and abs(attack["gain"]) <= 0.01
-    masked = RedactSetting(kind="redact", operators={"PERSON": "mask"})
-    assert Redaction().recomputed_names(masked) is None  # no key in a mask: nothing to recompute
+        assert attack["attack.dictionary.confirm_rate"] <= 0.01 and abs(attack["attack.dictionary.gain"]) <= 0.01
+    masked = RedactSetting(kind="redact", spans="gold", operators={"PERSON": "mask"})
+    assert dictionary_metrics(docs, published, np.ones(len(texts), bool), masked, PUBLIC_SEED) == {}  # no key in it
 
 
 def test_corpus_scope_gives_a_person_one_pseudonym_in_every_document() -> None:

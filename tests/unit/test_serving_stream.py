@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from fastapi.testclient import TestClient
 
 from textsift.serving.app import create_app
@@ -51,7 +52,11 @@ def test_a_stream_is_answered_in_order_a_chunk_of_max_records_at_a_time(tmp_path
     assert status == 200 and answers == [{"id": f"d{k}", "text": f"TEXT {k}"} for k in range(10)]
     assert [len(f) for f in model.frames] == [4, 4, 2]  # never more than one chunk held: 10 records > max_records
     assert "textsift_documents_total 10" in client.get("/metrics").text
-    assert [json.loads(line)["records"] for line in audit.read_text().splitlines()] == [10]
+    assert [(a["status"], a["records"]) for a in map(json.loads, audit.read_text().splitlines())] == [(200, 10)]
+    model.frames.clear()
+    longer = [{"id": f"d{k}", "text": "x" * 60} for k in range(6)]  # 82 bytes a line: a chunk closes past 200
+    status, answers = _stream(client, longer)
+    assert status == 200 and len(answers) == 6 and [len(f) for f in model.frames] == [3, 3]
 
 
 def test_the_query_string_carries_what_a_json_body_names_beside_its_records() -> None:
@@ -82,11 +87,13 @@ def test_a_bad_record_ends_the_stream_with_an_error_line_and_what_came_before_st
     assert answers == [{"error": "record 1: is over 200 bytes", "answered": 0}]
 
 
-def test_the_rate_limit_and_a_failed_model_call_end_a_stream_without_its_text() -> None:
-    client = TestClient(create_app(Recording(), TOKEN, "fake", "fp", max_records=2, rate_limit=3))
+def test_the_rate_limit_and_a_failed_model_call_end_a_stream_without_its_text(tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    client = TestClient(create_app(Recording(), TOKEN, "fake", "fp", max_records=2, rate_limit=3, audit=audit))
     status, answers = _stream(client, [{"text": f"t{k}"} for k in range(5)])
     assert status == 200 and len(answers) == 3 and answers[-1]["answered"] == 2
     assert answers[-1]["error"].startswith("over the rate limit of 3 records per minute")
+    assert [(a["status"], a["records"]) for a in map(json.loads, audit.read_text().splitlines())] == [(429, 2)]
 
     class Failing(Recording):
         def predict(self, frame: pd.DataFrame) -> pd.DataFrame:
@@ -101,7 +108,17 @@ def test_the_rate_limit_and_a_failed_model_call_end_a_stream_without_its_text() 
 def test_a_stream_over_the_servers_limit_is_a_413_before_anything_is_privatized() -> None:
     model = Recording()
     client = TestClient(create_app(model, TOKEN, "fake", "fp", max_stream_bytes=500))
-    status, answer = _stream(client, [{"text": SECRET}] * 30)
+    status, answer = _stream(client, [{"text": SECRET}] * 30)  # sent in pieces: no length declared
     assert status == 413 and answer == [{"error": "the stream is over 500 bytes"}] and not model.frames
+    declared = client.post("/privatize/stream", content=b'{"text": "a"}\n' * 50, headers=AUTH)  # a Content-Length
+    assert declared.status_code == 413 and not model.frames
     status, answers = _stream(client, [{"text": SECRET}] * 5)  # under it: answered
     assert status == 200 and len(answers) == 5
+
+
+def test_streams_beyond_the_servers_places_wait_their_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    from textsift.serving import app as serving_app
+
+    monkeypatch.setattr(serving_app, "STREAMS_AT_ONCE", 0)  # every place taken
+    status, answer = _stream(TestClient(create_app(Recording(), TOKEN, "fake", "fp")), [{"text": "a"}])
+    assert status == 503 and "streams are being answered" in answer[0]["error"]

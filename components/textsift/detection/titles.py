@@ -38,11 +38,14 @@ def title_length(words: list[str], at: int) -> int:
 
 
 def _leading_titles(words: list[str]) -> int:
-    """How many of ``words`` (as written) are titles before the rest, titles in a row counted together."""
+    """How many of ``words`` (as written) are titles before the rest, titles in a row counted together; after a
+    title the last word is the name, whatever it reads as ("the Rev. King", "Mr. President")."""
     plains = [plain(w) for w in words]
     at = 0
     while at < len(words) and (length := title_length(plains, at)):
         if length == 1 and plains[at] in NAMES_WITHOUT_DOT and not words[at].endswith("."):
+            break
+        if at and at + length >= len(words):
             break
         at += length
     return at
@@ -58,6 +61,7 @@ def without_titles(text: str, detection: Detection) -> Detection | None:
     if not titles:
         return detection
     if titles < len(found):
-        return replace(detection, start=found[titles].start())
+        rest = text[found[titles].start():detection.end]
+        return replace(detection, start=found[titles].start()) if any(c.isalnum() for c in rest) else detection
     before = text[max(detection.start - 16, 0):detection.start]
     return None if _DETERMINER.search(before) else detection

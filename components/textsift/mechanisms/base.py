@@ -131,9 +131,9 @@ class Mechanism(ABC):
         return f"{type(self).__name__} has no served form"
 
     def recomputed_names(self, setting: Any) -> Callable[[Key, str, str], str] | None:
-        """How anyone recomputes what replaces a person's name under a key: ``(key, document id, name) -> stand-in``,
-        where that is a function of them alone (a dictionary attacker tries every candidate name with a guessed key:
-        ``privatization.attacks``); None where nothing that replaces a name can be recomputed."""
+        """How anyone recomputes what replaces a person's name under a key: ``(key, the document's draw name, name) ->
+        stand-in``, where that is a function of them alone (a dictionary attacker tries every candidate name with a
+        guessed key: ``privatization.attacks``); None where nothing that replaces a name can be recomputed."""
         return None
 
     def with_operators(self, setting: Any, operators: Mapping[str, str]) -> Any:

@@ -26,6 +26,7 @@ from textsift.evaluation.outsider import dictionary_attack, replay_agreement
 from textsift.evaluation.privacy import leak_rates
 from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.registry import mechanism
+from textsift.releases import draw_name
 from textsift.rng import Key
 from textsift.secret_key import SecretKey
 from textsift.serving.service import servable, served_key, served_privatize
@@ -73,8 +74,15 @@ def dictionary_metrics(docs: Documents, published: list[str], test: np.ndarray, 
     rows = np.flatnonzero(test)
     if not any(names[i] for i in rows):
         return {}
-    attack = dictionary_attack([published[i] for i in rows], [names[i] for i in rows], candidates,
-                               lambda doc, name: recompute(guess, docs.ids[rows[doc]], name))
+
+    def stand_in(doc: int, candidate: str) -> str:
+        """The candidate's stand-in in test document ``doc``, keyed by the draw name of the document as an attacker
+        who knows all of it but the name rebuilds it (the strongest outsider: draws are keyed by the content)."""
+        i = rows[doc]
+        rebuilt = docs.texts[i] if candidate in names[i] else docs.texts[i].replace(names[i][0], candidate)
+        return recompute(guess, draw_name(docs.ids[i], rebuilt), candidate)
+
+    attack = dictionary_attack([published[i] for i in rows], [names[i] for i in rows], candidates, stand_in)
     return {f"attack.dictionary.{k}": v for k, v in attack.items()}
 
 

@@ -46,6 +46,7 @@ from typing import Any
 import pandas as pd
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from textsift.detection.types import ENTITY_TYPES, IDENTIFIER_GROUPS
@@ -55,8 +56,11 @@ from textsift.serving.batching import Batcher
 from textsift.serving.guard import AuditLog, RateLimit
 from textsift.serving.model import ENTITIES, OPERATORS, REQUEST_THRESHOLDS, THRESHOLD, row_ids
 from textsift.serving.streaming import (
-    OVERSIZED,
     STREAM_MAX_BYTES,
+    STREAMS_AT_ONCE,
+    Outcome,
+    Reading,
+    answers,
     body_lines,
     query_options,
     spool,
@@ -96,6 +100,27 @@ class _Counters:
                       f"textsift_privatize_seconds_total {self.seconds:.6f}",
                       "# TYPE textsift_model_calls_total counter", f"textsift_model_calls_total {calls}"]
         return "\n".join(lines) + "\n"
+
+
+class _Streams:
+    """How many streams are being spooled or answered: at most ``STREAMS_AT_ONCE`` (each may hold a large body)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.open = 0
+
+    def enter(self) -> bool:
+        """Take a place for one more stream; False when they are all taken."""
+        with self.lock:
+            if self.open >= STREAMS_AT_ONCE:
+                return False
+            self.open += 1
+            return True
+
+    def leave(self) -> None:
+        """Give a stream's place back."""
+        with self.lock:
+            self.open -= 1
 
 
 class _LongInteger:
@@ -344,60 +369,30 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
         except Exception as err:  # noqa: BLE001 - any other fault: JSON, counted, its class only (never its message)
             return finish(_error(500, f"the server failed ({type(err).__name__})"))
 
-    async def streamed_chunk(records: list[dict[str, Any]], columns: dict[str, Any]) -> tuple[bytes, str | None]:
-        """One chunk of a stream answered (its NDJSON lines), or why the stream ends here."""
+    streams = _Streams()
+
+    async def stream_chunk(records: list[dict[str, Any]], columns: dict[str, Any]) -> tuple[bytes, str | None, int]:
+        """One chunk of a stream answered: its NDJSON lines, or the error that ends the stream and its status."""
         if limit.take(token, len(records)):
-            return b"", f"over the rate limit of {rate_limit} records per minute for this token"
+            return b"", f"over the rate limit of {rate_limit} records per minute for this token", 429
         started = time.perf_counter()
         try:
             out = await privatized(_frame(records, columns))
+            rows = out.to_dict(orient="records") if isinstance(out, pd.DataFrame) else out
+            lines = "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows).encode()
         except InputError as err:
-            return b"", f"{type(err).__name__}: {err}"
+            return b"", f"{type(err).__name__}: {err}", 422
         except Exception as err:  # noqa: BLE001 - a server fault: its class only, never a message that could hold text
-            return b"", f"the privatizer failed ({type(err).__name__})"
-        rows = out.to_dict(orient="records") if isinstance(out, pd.DataFrame) else out
+            return b"", f"the privatizer failed ({type(err).__name__})", 500
         with counters.lock:
             counters.documents += len(records)
             counters.seconds += time.perf_counter() - started
-        return "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows).encode(), None
+        return lines, None, 200
 
-    async def streamed(body: AsyncIterator[bytes], columns: dict[str, Any]) -> AsyncIterator[bytes]:
-        """The answers of a stream's records, ``max_records`` at a time, and a last error line if one ends it
-        (:mod:`textsift.serving.streaming`); one audit line for the stream."""
-        answered, started, error, with_ids = 0, time.perf_counter(), None, None
-        chunk: list[dict[str, Any]] = []
-        try:
-            async for line in body_lines(body, max_bytes):
-                record = None if line is OVERSIZED else _line_record(line)
-                problem = (f"is over {max_bytes} bytes" if line is OVERSIZED else "is not JSON" if record is None
-                           else _problem(record))
-                if problem is None:
-                    with_ids = ("id" in record) if with_ids is None else with_ids
-                    if ("id" in record) != with_ids:
-                        problem = "give every record an \"id\", or none"
-                if problem is not None:
-                    error = f"{_who(answered + len(chunk), record)}: {problem}"
-                    break
-                chunk.append(record)
-                if len(chunk) == max_records:
-                    lines, error = await streamed_chunk(chunk, columns)
-                    yield lines
-                    answered, chunk = answered + (0 if error else len(chunk)), []
-                    if error:
-                        break
-            if error is None and chunk:
-                lines, error = await streamed_chunk(chunk, columns)
-                yield lines
-                answered += 0 if error else len(chunk)
-            if error is not None:
-                yield (json.dumps({"error": error, "answered": answered}) + "\n").encode()
-        finally:
-            log.record(token, 200, answered, time.perf_counter() - started)
-
-    @app.post("/privatize/stream", summary="privatize NDJSON records as they arrive, answering NDJSON")
-    async def privatize_stream(request: Request) -> Any:
-        if not hmac.compare_digest(request.headers.get("authorization", "").encode(), expected):
-            return finish(_error(401, "missing or wrong bearer token"), authorised=False)
+    async def stream(request: Request) -> Any:
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > max_stream_bytes):
+            return finish(_error(413, f"the stream is over {max_stream_bytes} bytes"))
         if unknown_option(request.query_params):
             return finish(_error(422, "the query string takes entities, threshold and operators only"))
         columns = _options(query_options(request.query_params))
@@ -407,12 +402,47 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
         if refused:
             return finish(_error(422, f"this privatizer version takes no \"{refused[0]}\" (registered before "
                                       "requests could name it): promote a version from a newer run"))
-        held = await spool(request.stream(), max_stream_bytes)
+        if not streams.enter():
+            response = _error(503, f"{STREAMS_AT_ONCE} streams are being answered: try again shortly")
+            response.headers["Retry-After"] = "5"
+            return finish(response)
+        started, outcome, held = time.perf_counter(), Outcome(), None
+        try:
+            held = await spool(request.stream(), max_stream_bytes)
+        finally:
+            if held is None:
+                streams.leave()
         if held is None:
             return finish(_error(413, f"the stream is over {max_stream_bytes} bytes"))
+
+        def done() -> None:  # after the last line, a disconnect or a failure: once
+            if held is not None and not held.closed:
+                held.close()
+                streams.leave()
+                log.record(token, outcome.status, outcome.answered, time.perf_counter() - started)
+
+        reading = Reading(_line_record, _problem, _who, max_records, max_bytes)
+
+        async def body() -> AsyncIterator[bytes]:
+            try:
+                async for piece in answers(body_lines(spooled(held), max_bytes), reading,
+                                           lambda chunk: stream_chunk(chunk, columns), outcome):
+                    yield piece
+            finally:
+                done()
+
         with counters.lock:
             counters.requests[200] += 1
-        return StreamingResponse(streamed(spooled(held), columns), media_type="application/x-ndjson")
+        return StreamingResponse(body(), media_type="application/x-ndjson", background=BackgroundTask(done))
+
+    @app.post("/privatize/stream", summary="privatize NDJSON records as they arrive, answering NDJSON")
+    async def privatize_stream(request: Request) -> Any:
+        if not hmac.compare_digest(request.headers.get("authorization", "").encode(), expected):
+            return finish(_error(401, "missing or wrong bearer token"), authorised=False)
+        try:
+            return await stream(request)
+        except Exception as err:  # noqa: BLE001 - any other fault: JSON, counted, its class only (never its message)
+            return finish(_error(500, f"the server failed ({type(err).__name__})"))
 
     @app.post("/analyze", openapi_extra=operation(AnalyzeAnswer), summary="what /privatize would replace")
     async def analyze(request: Request) -> Any:

@@ -38,14 +38,14 @@ class Redaction(Mechanism):
         return None
 
     def recomputed_names(self, setting: RedactSetting) -> Callable[[Key, str, str], str] | None:
-        """A person's pseudonym or digest, keyed by (key, the document id under ``scope: document``, the name); None
-        for a placeholder or a mask, which no key changes."""
+        """A person's pseudonym or digest, keyed by (key, the document's draw name under ``scope: document``, the
+        name); None for a placeholder or a mask, which no key changes."""
         operator = operator_of(setting, "PERSON")
         if operator not in ("pseudonym", "hash"):
             return None
 
-        def stand_in(key: Key, doc_id: str, name: str) -> str:
-            owner = doc_id if setting.scope == "document" else None
+        def stand_in(key: Key, draw: str, name: str) -> str:
+            owner = draw if setting.scope == "document" else None
             return pseudonym_of("PERSON", key, owner, name) if operator == "pseudonym" else digest(key, owner, name)
 
         return stand_in
