@@ -24,9 +24,10 @@ RECIPE = Path(__file__).resolve().parents[1] / "prefect.yaml"
 
 
 def declared(recipe: Path = RECIPE) -> dict[str, Any]:
-    """Name, cron, timezone, parameters and concurrency limit of the pipeline's deployment in ``prefect.yaml``."""
+    """Name, cron, timezone, parameters and concurrency limit of the pipeline's scheduled deployment in
+    ``prefect.yaml`` (the others run on demand: on Dask, or on a worker on another host)."""
     document = yaml.safe_load(recipe.read_text(encoding="utf-8"))
-    (deployment,) = [d for d in document["deployments"] if d["entrypoint"].endswith(":pipeline")]
+    (deployment,) = [d for d in document["deployments"] if d["entrypoint"].endswith(":pipeline") and d.get("schedules")]
     (schedule,) = deployment["schedules"]
     return {"name": deployment["name"], "cron": schedule["cron"], "timezone": schedule.get("timezone", "UTC"),
             "parameters": dict(deployment.get("parameters") or {}),
