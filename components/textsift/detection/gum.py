@@ -55,7 +55,7 @@ from pathlib import Path
 
 from textsift.corpus import Span
 from textsift.detection.synthetic import LabelledText
-from textsift.detection.titles import TITLES
+from textsift.detection.titles import plain, title_length
 from textsift.errors import InputError
 from textsift.readers import _read_bytes
 
@@ -220,14 +220,13 @@ class _Builder:
 
 
 def _plain(word: _Word) -> str:
-    """A word lower-cased without dots, as titles and identities are compared."""
-    return word.form.lower().replace(".", "")
+    """A word lower-cased without dots, as titles and identities are compared (:func:`.titles.plain`)."""
+    return plain(word.form)
 
 
 def _title_length(words: list[_Word], at: int, last: int) -> int:
     """How many words of a title (``TITLES``, dots and case ignored) start at ``at`` and end by ``last``; 0: none."""
-    plain = tuple(_plain(w) for w in words[at:last + 1][:2])
-    return max((len(t) for t in TITLES if plain[:len(t)] == t), default=0)
+    return title_length([_plain(w) for w in words[at:last + 1]], 0)
 
 
 def _after_titles(words: list[_Word], first: int, last: int) -> int | None:
