@@ -39,11 +39,16 @@ def operator_of(setting: RedactSetting, label: str) -> str:
     return setting.operators.get(canonical_type(label), setting.style)
 
 
+def draw_of(owner: str | None, original: str) -> str:
+    """The name a stand-in of ``original`` (case folded) is drawn under: within ``owner`` (a document's draw name, or
+    None: the corpus). A pseudonym and a digest of one string in one document share it (under their own stage)."""
+    return f"{owner}\x1f{original.casefold()}" if owner is not None else f"\x1e{original.casefold()}"
+
+
 def digest(key: rng.Key, owner: str | None, original: str) -> str:
     """``original``'s keyed digest (case folded), within ``owner`` (None: the corpus): without the key nobody can
     compute it for a guessed name."""
-    name = f"{owner}\x1f{original.casefold()}" if owner is not None else f"\x1e{original.casefold()}"
-    return format(rng.stable_key(key, "redact.hash", name), "016x")[:HASH_DIGITS]
+    return format(rng.stable_key(key, "redact.hash", draw_of(owner, original)), "016x")[:HASH_DIGITS]
 
 
 def mask(original: str) -> str:

@@ -29,7 +29,7 @@ from textsift.detection.types import canonical_type
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
 from textsift.mechanisms.redact.dates import Precision, moved, offset_days
 from textsift.mechanisms.redact.nationalities import nationality_form, other_nationalities
-from textsift.mechanisms.redact.operators import digest, mask, operator_of
+from textsift.mechanisms.redact.operators import digest, draw_of, mask, operator_of
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.persons import Gender, People, mention, name_gender, person_name
 from textsift.mechanisms.redact.shapes import like_case, same_shape
@@ -73,7 +73,7 @@ def pseudonym_of(label: str, key: rng.Key, owner: str | None, original: str, gen
     make = _maker(_kind(label), original, gender)
     if make is None:
         return f"[{label}]"
-    name = f"{owner}\x1f{original.casefold()}" if owner is not None else f"\x1e{original.casefold()}"
+    name = draw_of(owner, original)
     with _FAKER_LOCK:
         fake = _faker()
         for attempt in range(REDRAWS):  # a draw that repeats the original (Faker's jobs, common names) would leak it
