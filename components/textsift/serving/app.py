@@ -251,6 +251,21 @@ def _frame(records: list[dict[str, Any]], columns: dict[str, Any]) -> pd.DataFra
     return frame
 
 
+def _declared_over(request: Request, limit: int) -> bool:
+    """Whether the request declares a body over ``limit`` bytes (or a length that is not a number)."""
+    declared = request.headers.get("content-length")
+    return declared is not None and (not declared.isdigit() or int(declared) > limit)
+
+
+def _refused(columns: dict[str, Any], takes: frozenset[str]) -> JSONResponse | None:
+    """The 422 for an optional column the served version cannot read (MLflow would drop it silently), or None."""
+    refused = sorted(set(columns) - takes)
+    if not refused:
+        return None
+    return _error(422, f"this privatizer version takes no \"{refused[0]}\" (registered before requests could name "
+                       "it): promote a version from a newer run")
+
+
 def _line_record(line: bytes) -> Any:
     """One NDJSON line as JSON, None when it is not JSON."""
     try:
@@ -318,11 +333,28 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
         return [{"id": doc_id, "entities": [{"start": s.start, "end": s.end, "type": s.label} for s in spans]}
                 for doc_id, spans in zip(frame["id"], found, strict=True)]
 
+    over_rate = f"over the rate limit of {rate_limit} records per minute for this token"
+
+    async def answered(records: list[dict[str, Any]], columns: dict[str, Any],
+                       run: Callable[[pd.DataFrame], Awaitable[Any]]) -> tuple[Any, tuple[int, str] | None]:
+        """``records`` run through the model (off the event loop: health and metrics answer meanwhile) and counted
+        in /metrics: their rows, or None and the status and message of the failure (422 refused, 500 a fault)."""
+        started = time.perf_counter()
+        try:
+            out = await run(_frame(records, columns))
+        except InputError as err:
+            return None, (422, f"{type(err).__name__}: {err}")
+        except Exception as err:  # noqa: BLE001 - a server fault: its class only, never a message that could hold text
+            return None, (500, f"the privatizer failed ({type(err).__name__})")
+        with counters.lock:
+            counters.documents += len(records)
+            counters.seconds += time.perf_counter() - started
+        return (out.to_dict(orient="records") if isinstance(out, pd.DataFrame) else out), None
+
     async def answer(request: Request, run: Callable[[pd.DataFrame], Awaitable[Any]]) -> Any:
         if not hmac.compare_digest(request.headers.get("authorization", "").encode(), expected):
             return finish(_error(401, "missing or wrong bearer token"), authorised=False)
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > max_bytes):
+        if _declared_over(request, max_bytes):
             return finish(_error(413, f"the body is over {max_bytes} bytes"))
         body = bytearray()
         async for piece in request.stream():
@@ -336,31 +368,22 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
         if isinstance(parsed, JSONResponse):
             return finish(parsed)
         records, columns = parsed
-        refused = sorted(set(columns) - takes)
-        if refused:
-            return finish(_error(422, f"this privatizer version takes no \"{refused[0]}\" (registered before "
-                                      "requests could name it): promote a version from a newer run"))
+        refused = _refused(columns, takes)
+        if refused is not None:
+            return finish(refused)
         if any("id" in r for r in records) and not all("id" in r for r in records):
             return finish(_error(422, "give every record an \"id\", or none"))
         wait = limit.take(token, len(records))
         if wait:
-            response = _error(429, f"over the rate limit of {rate_limit} records per minute for this token")
+            response = _error(429, over_rate)
             if wait != float("inf"):
                 response.headers["Retry-After"] = str(max(1, int(wait + 0.999)))
             return finish(response, len(records))
         started = time.perf_counter()
-        try:  # off the event loop (health and metrics answer meanwhile)
-            out = await run(_frame(records, columns))
-        except InputError as err:
-            return finish(_error(422, f"{type(err).__name__}: {err}"), len(records), started)
-        except Exception as err:  # noqa: BLE001 - a server fault: its class only, never a message that could hold text
-            return finish(_error(500, f"the privatizer failed ({type(err).__name__})"), len(records), started)
-        rows = out.to_dict(orient="records") if isinstance(out, pd.DataFrame) else out
-        response = JSONResponse({"records": rows})  # rendered here, past the model call: a failure is the server's
-        with counters.lock:
-            counters.documents += len(records)
-            counters.seconds += time.perf_counter() - started
-        return finish(response, len(records), started)
+        rows, failure = await answered(records, columns, run)
+        if failure is not None:
+            return finish(_error(*failure), len(records), started)
+        return finish(JSONResponse({"records": rows}), len(records), started)
 
     @app.post("/privatize", openapi_extra=operation(PrivatizeAnswer), summary="privatize each record's text")
     async def privatize(request: Request) -> Any:
@@ -374,34 +397,27 @@ def create_app(model: Any, token: str, setting: str, fingerprint: str, max_bytes
     async def stream_chunk(records: list[dict[str, Any]], columns: dict[str, Any]) -> tuple[bytes, str | None, int]:
         """One chunk of a stream answered: its NDJSON lines, or the error that ends the stream and its status."""
         if limit.take(token, len(records)):
-            return b"", f"over the rate limit of {rate_limit} records per minute for this token", 429
-        started = time.perf_counter()
+            return b"", over_rate, 429
+        rows, failure = await answered(records, columns, privatized)
+        if failure is not None:
+            return b"", failure[1], failure[0]
         try:
-            out = await privatized(_frame(records, columns))
-            rows = out.to_dict(orient="records") if isinstance(out, pd.DataFrame) else out
-            lines = "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows).encode()
-        except InputError as err:
-            return b"", f"{type(err).__name__}: {err}", 422
-        except Exception as err:  # noqa: BLE001 - a server fault: its class only, never a message that could hold text
+            lines = "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows)
+        except ValueError as err:  # a value JSON cannot hold: the server's fault
             return b"", f"the privatizer failed ({type(err).__name__})", 500
-        with counters.lock:
-            counters.documents += len(records)
-            counters.seconds += time.perf_counter() - started
-        return lines, None, 200
+        return lines.encode(), None, 200
 
     async def stream(request: Request) -> Any:
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > max_stream_bytes):
+        if _declared_over(request, max_stream_bytes):
             return finish(_error(413, f"the stream is over {max_stream_bytes} bytes"))
         if unknown_option(request.query_params):
             return finish(_error(422, "the query string takes entities, threshold and operators only"))
         columns = _options(query_options(request.query_params))
         if isinstance(columns, JSONResponse):
             return finish(columns)
-        refused = sorted(set(columns) - takes)
-        if refused:
-            return finish(_error(422, f"this privatizer version takes no \"{refused[0]}\" (registered before "
-                                      "requests could name it): promote a version from a newer run"))
+        refused = _refused(columns, takes)
+        if refused is not None:
+            return finish(refused)
         if not streams.enter():
             response = _error(503, f"{STREAMS_AT_ONCE} streams are being answered: try again shortly")
             response.headers["Retry-After"] = "5"
