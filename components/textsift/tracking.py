@@ -257,7 +257,8 @@ class Tracker:
             mlflow.pyfunc.save_model(
                 str(target), python_model=PrivatizerModel(),
                 artifacts={SPEC: str(spec_path), **{k: str(v) for k, v in folders.items()}},
-                signature=signature, input_example=EXAMPLE, code_paths=[str(Path(__file__).resolve().parent)],
+                signature=signature, input_example=EXAMPLE,
+                code_paths=[str(packed_code(Path(__file__).resolve().parent, Path(tmp) / "code"))],
                 pip_requirements=pinned_requirements())
             self.client.log_artifacts(run_id, str(target), name)
 
@@ -405,6 +406,23 @@ class Tracker:
                 self.client.set_terminated(run.info.run_id, "KILLED")
                 orphans.append(run.info.run_id)
         return orphans
+
+
+def packed_code(package: Path, into: Path) -> Path:
+    """A copy of the ``package`` folder (textsift's own) holding its modules and the data files they name (word
+    lists), nothing else a working tree may keep there (bytecode, a stray data file): what a registered model carries
+    is shared with whoever reads the registry."""
+    from textsift.code_deps import data_files
+
+    target = into / package.name
+    for module in sorted(package.rglob("*.py")):
+        if "__pycache__" in module.parts:
+            continue
+        for path in (module, *data_files(module)):
+            copy = target / path.relative_to(package)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(path.read_bytes())
+    return target
 
 
 def pinned_requirements() -> list[str]:
