@@ -46,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--growth-sizes", type=int, nargs="*", default=list(SIZES), help="corpus sizes (documents)")
     parser.add_argument("--growth-params", type=Path, default=REPO / "params.yaml",
                         help="params file whose settings the grown projects use (ingest.source is replaced)")
+    parser.add_argument("--growth-log", type=Path, default=REPO / "bench/results/growth.jsonl",
+                        help="each stage's cost is appended here as it is measured, so a run stopped partway "
+                             "(the largest size takes hours) keeps what it measured")
+    parser.add_argument("--growth-keep", type=Path, default=None,
+                        help="build the projects in this folder and keep them (default: a temporary folder), e.g. "
+                             "to run `--only serve` against a full-size project afterwards")
 
 
 @cache
@@ -97,13 +103,18 @@ def run_measured(command: list[str], cwd: Path) -> tuple[float, float]:
     return seconds, usage.ru_maxrss / 1024  # Linux reports KiB
 
 
-def stage_costs(root: Path) -> dict[str, tuple[float, float]]:
-    """(seconds, peak MiB) of every stage instance of the project, run one after another in DAG order."""
+def stage_costs(root: Path, n: int, log: Path) -> dict[str, tuple[float, float]]:
+    """(seconds, peak MiB) of every stage instance of the project, run one after another in DAG order; each is
+    appended to ``log`` as one JSON line (size, stage, seconds, peak MiB) the moment it is measured."""
     textsift = str(Path(sys.executable).parent / "textsift")
     costs = {}
+    log.parent.mkdir(parents=True, exist_ok=True)
     for inst in instances(load_params(root / "params.yaml")):
         command = [textsift, "stage", inst.stage.name, *(["--key", inst.key] if inst.key else [])]
         costs[inst.name] = run_measured(command, root)
+        with log.open("a", encoding="utf-8") as sink:
+            sink.write(json.dumps({"size": n, "stage": inst.name, "seconds": round(costs[inst.name][0], 2),
+                                   "peak_mib": round(costs[inst.name][1], 1), "device": cpu_device()}) + "\n")
     return costs
 
 
@@ -121,8 +132,9 @@ def figures(args: argparse.Namespace) -> list[Figure]:
     where = cpu_device()
     by_size: dict[int, dict[str, tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="textsift-growth-") as tmp:
+        folder = args.growth_keep or Path(tmp)
         for n in sizes:
-            by_size[n] = stage_costs(grown_project(Path(tmp) / f"n{n}", n, args.growth_params))
+            by_size[n] = stage_costs(grown_project(folder / f"n{n}", n, args.growth_params), n, args.growth_log)
     out = []
     info = {"sizes": sizes, "corpus": f"IMDB reviews (N drawn with seed {SEED})", "params": str(args.growth_params)}
     for name in by_size[sizes[0]]:
