@@ -256,3 +256,48 @@ def test_a_person_mention_ending_in_a_plural_proper_noun_is_a_group_not_a_name(t
     path = tmp_path / "TEST_news_groups.conllu.gz"
     path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_news_groups", genre="news") + GROUPS).encode()))
     assert _strings(read_gum_file(path).example) == [("Ann Williams", "PERSON")]
+
+
+# Invented text. A group with its own identity (GUM gives "Americans" one), a surname tagged NNPS beside its
+# identity's given name, an eponym inside a place, a possessive person inside a place, a clause naming someone else
+# after a person mention's head, and a participle before a name.
+NOT_PERSONS = """# newpar
+# text = Americans met Edwards at the Pittock Mansion and Platt's Hall, the first to win the Nobel Prize, the lost Lenore.
+1	Americans	American	PROPN	NNPS	_	_	_	_	Entity=(1-person-new-nnnnn-cf1-1-coref-Americans)
+2	met	meet	VERB	VBD	_	_	_	_	_
+3	Edwards	Edwards	PROPN	NNPS	_	_	_	_	Entity=(2-person-new-sssss-cf2-1-coref-John_Edwards)
+4	at	at	ADP	IN	_	_	_	_	_
+5	the	the	DET	DT	_	_	_	_	Entity=(3-place-new-sssss-cf3-2,3-coref-Pittock_Mansion
+6	Pittock	Pittock	PROPN	NNP	_	_	_	_	Entity=(4-person-new-sssss-cf4-1-coref-Henry_Pittock)
+7	Mansion	Mansion	PROPN	NNP	_	_	_	_	Entity=3)
+8	and	and	CCONJ	CC	_	_	_	_	_
+9-10	Platt's	_	_	_	_	_	_	_	_
+9	Platt	Platt	PROPN	NNP	_	_	_	_	Entity=(5-place-new-sssss-cf5-3,4-sgl(6-person-new-sssss-cf6-1-sgl
+10	's	's	PART	POS	_	_	_	_	Entity=6)
+11	Hall	Hall	PROPN	NNP	_	_	_	_	Entity=5)|SpaceAfter=No
+12	,	,	PUNCT	,	_	_	_	_	_
+13	the	the	DET	DT	_	_	_	_	Entity=(7-person-new-sssss-cf7-2,7-sgl
+14	first	first	ADJ	JJ	_	_	_	_	_
+15	to	to	PART	TO	_	_	_	_	_
+16	win	win	VERB	VB	_	_	_	_	_
+17	the	the	DET	DT	_	_	_	_	_
+18	Nobel	Nobel	PROPN	NNP	_	_	_	_	_
+19	Prize	Prize	PROPN	NNP	_	_	_	_	Entity=7)|SpaceAfter=No
+20	,	,	PUNCT	,	_	_	_	_	_
+21	the	the	DET	DT	_	_	_	_	Entity=(8-person-new-sssss-cf8-3-sgl
+22	lost	lose	VERB	VBN	_	_	_	_	_
+23	Lenore	Lenore	PROPN	NNP	_	_	_	_	Entity=8)|SpaceAfter=No
+24	.	.	PUNCT	.	_	_	_	_	_
+"""
+
+
+def test_groups_eponyms_and_names_in_a_modifying_clause_are_no_person_mentions(tmp_path: Path) -> None:
+    path = tmp_path / "TEST_news_nonpersons.conllu.gz"
+    path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_news_nonpersons", genre="news")
+                                    + NOT_PERSONS).encode()))
+    assert _strings(read_gum_file(path).example) == [
+        ("Edwards", "PERSON"),  # NNPS, but a word of an identity with a given name the mention lacks: a surname
+        ("Pittock Mansion", "LOC"),  # "Pittock" names the mansion here: no person mention of its own
+        ("Platt", "PERSON"), ("Hall", "LOC"),  # a possessive keeps the person
+        ("Lenore", "PERSON"),  # "lost" is a participle before the name, not a clause after it
+    ]  # "Americans" is a group; "the first to win the Nobel Prize" names no one

@@ -33,7 +33,15 @@ turns mentions into DPER spans:
   -> "Ann Lee"): a stand-in keeps the title and replaces the name. A title word ending a name ("Ann
   King") is a surname. A person name that is only titles ("Prime Minister") is dropped unless one of
   them is a word of its identity ("King" for ``Ann_King``), and so is one ending in a plural proper noun
-  (NNPS: "Americans", "Senate Democrats", "San Franciscans": a group, not a person).
+  (NNPS: "Americans", "Senate Democrats", "Puerto Ricans": a group, not a person) unless it is a surname so
+  tagged: a word of an identity that holds a word the mention lacks ("Edwards" for ``John_Edwards``; GUM gives
+  groups identities of their own, ``Americans``, ``Thai_people``).
+  A person's name comes before a clause that modifies it: no name after the mention's first relative word or
+  verb (not a verb of naming, "a boy called Tom", nor a participle before a noun, "the lost Lenore"), so "the
+  first to win the Nobel Prize in Literature" and "a driver leaving from the George Washington Bus Station" name
+  no one. A person named inside another mention by the next proper noun, an eponym ("Pittock" of "Pittock
+  Mansion", "Nobel" of "the Nobel Prize"), is that mention's name, not a person mention (a possessive keeps it
+  one: "Obama's White House").
 * time -> DATE when the mention holds a word starting with a digit (1980, 1980s, 14th, 6:00; not
   "L2") or a month or weekday name (``MONTHS_AND_DAYS``); a vague time ("this morning", "later") names
   no date. The span is the mention without leading function words and adverbs (the, in, about, like),
@@ -71,6 +79,7 @@ CONNECTOR_FORMS = frozenset({'"', "“", "”", "'", "‘", "’", "-", "&"})  #
 DATE_LEADING_UPOS = frozenset({"DET", "ADP", "ADV", "INTJ", "CCONJ", "SCONJ", "PUNCT"})  # "in", "about", "like"
 RELATIVE_XPOS = frozenset({"WDT", "WP", "WP$", "WRB"})  # which, who, whose, when, where: a clause starts
 DATE_BREAKS = frozenset({"(", "[", ";"})
+NAMING_VERBS = frozenset({"named", "called", "nicknamed", "dubbed", "known", "titled", "styled", "christened"})
 _TOKEN_ID = re.compile(r"\d+(?:[-.]\d+)?")  # a word, a multiword token's range or an empty node
 _MENTION = re.compile(r"\((\d+)-([^()]*)(\))?|(\d+)\)")  # an opening (GRP-fields, maybe closed at once) or GRP)
 
@@ -263,16 +272,33 @@ def _named(words: list[_Word], fields: Mapping[str, str], names: list[tuple[int,
     last proper noun of its minimal span (English heads come last: "webcomic artist Ann Lee"); None: unnamed."""
     matching = [(a, b) for a, b in names if any(w.proper and _plain(w) in identity for w in words[a:b + 1])]
     minimal = [int(p) - 1 for p in fields.get("minspan", "").split(",") if p.isdigit()]
-    heads = [p for p in minimal if 0 <= p < len(words) and words[p].proper]
+    heads = [p for p in minimal if 0 <= p < len(words) and words[p].proper and any(a <= p <= b for a, b in names)]
     if matching:
         return matching[-1]
     return next((name for name in names if name[0] <= heads[-1] <= name[1]), None) if heads else None
 
 
+def _clause_start(words: list[_Word]) -> int:
+    """Where a clause modifying a person mention starts (module docstring): its first relative word or verb; not a
+    proper noun so tagged, a verb of naming, or a participle before a noun ("the lost Lenore"). Its length when none
+    does."""
+    def starts_clause(k: int) -> bool:
+        word, after = words[k], words[k + 1] if k + 1 < len(words) else None
+        if word.xpos in RELATIVE_XPOS:
+            return True
+        participle = word.xpos in ("VBN", "VBG") and after is not None and after.upos in ("NOUN", "PROPN")
+        return (word.upos in ("VERB", "AUX") and not word.proper and not participle
+                and word.form.lower() not in NAMING_VERBS)
+    return next((k for k in range(len(words)) if starts_clause(k)), len(words))
+
+
 def _name_words(words: list[_Word], fields: Mapping[str, str], label: str) -> tuple[int, int] | None:
     """First and last word of a named mention's name (PERSON: after its titles), or None when not named."""
     identity = set(re.split(r"[_\W]+", fields.get("identity", "").lower())) - {""}
-    name = _named(words, fields, _names(words, label), identity)
+    names = _names(words, label)
+    if label == "PERSON":
+        names = [name for name in names if name[1] < _clause_start(words)]
+    name = _named(words, fields, names, identity)
     if name is None:
         return None
     first, last = name
@@ -282,7 +308,8 @@ def _name_words(words: list[_Word], fields: Mapping[str, str], label: str) -> tu
     if start is None and identity & {_plain(w) for w in words[first:last + 1]}:
         start = first  # only titles, but the identity's: a name (King, for a person whose name it is)
     group = (start is not None and words[last].xpos == "NNPS"  # "Americans", "Senate Democrats": a group ...
-             and _plain(words[last]) not in identity)  # ... unless it is the person's own name (a surname so tagged)
+             and not (_plain(words[last]) in identity  # ... unless a person's surname so tagged: in the identity
+                      and identity - {_plain(w) for w in words[first:last + 1]}))  # beside a name the mention lacks
     return None if start is None or group else (start, last)
 
 
@@ -309,11 +336,20 @@ def _mention_span(words: list[_Word], mention: _Mention) -> Span | None:
     return None if chosen is None else Span(inside[chosen[0]].start, inside[chosen[1]].end, label)
 
 
+def _eponym(words: list[_Word], mention: _Mention, mentions: list[_Mention]) -> bool:
+    """Whether a person mention is the start of another mention's name: the word after it is a proper noun inside a
+    mention that holds both ("Pittock" of "Pittock Mansion"; a possessive between them does not count)."""
+    after = mention.last + 1  # GUM puts a possessive's 's inside the mention ("Platt's" of "Platt's Hall")
+    return (mention.fields.get("etype") == "person" and after < len(words) and words[after].proper
+            and words[mention.last].xpos != "POS"
+            and any(m.first <= mention.first and m.last >= after for m in mentions if m is not mention))
+
+
 def _spans(words: list[_Word], mentions: list[_Mention]) -> tuple[Span, ...]:
     """Every mention's span; characters given by several mentions keep the innermost (fewest words) one's label."""
     best: dict[tuple[int, int], tuple[int, Span]] = {}
     for mention in mentions:
-        span = _mention_span(words, mention)
+        span = None if _eponym(words, mention, mentions) else _mention_span(words, mention)
         size = mention.last - mention.first
         if span is not None and ((span.start, span.end) not in best or size < best[(span.start, span.end)][0]):
             best[(span.start, span.end)] = (size, span)
