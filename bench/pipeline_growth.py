@@ -11,7 +11,13 @@ and the growth exponent, the slope of log(seconds) over log(N) across the sizes 
 grows faster than its input). Fixed costs (imports, model loads, training on the detector's own data) make small
 sizes look sub-linear: the exponent between the two largest sizes is reported beside the overall one.
 
-The default sizes run the whole pipeline three times over up to 25,000 documents (not yet timed on 2 CPU cores);
+Each stage's cost is appended to ``--growth-log`` the moment it is measured, with the digest of the params and
+the commit it ran under, and the figures come from that log: every size measured under the same params, commit
+and machine, the latest run of each. So the sizes can run one at a time (``--growth-sizes 25000`` alone takes
+hours) and a run stopped partway keeps what it measured. Exponents need two sizes; a size whose stages did not
+all finish gives its stages' figures only.
+
+The default sizes run the whole pipeline three times over up to 25,000 documents;
 ``--growth-sizes 150 300`` with the tests' tiny params checks the harness (150-170 s per size there).
 """
 
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -26,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
 
@@ -103,19 +111,44 @@ def run_measured(command: list[str], cwd: Path) -> tuple[float, float]:
     return seconds, usage.ru_maxrss / 1024  # Linux reports KiB
 
 
-def stage_costs(root: Path, n: int, log: Path) -> dict[str, tuple[float, float]]:
-    """(seconds, peak MiB) of every stage instance of the project, run one after another in DAG order; each is
-    appended to ``log`` as one JSON line (size, stage, seconds, peak MiB) the moment it is measured."""
+@dataclass(frozen=True)
+class Run:
+    """What makes measurements comparable across invocations: the params' digest, the commit and the machine."""
+
+    params: str
+    commit: str
+    device: str
+
+    @classmethod
+    def of(cls, params: Path) -> Run:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                                text=True).stdout.strip() or "unknown"
+        return cls(hashlib.sha256(params.read_bytes()).hexdigest()[:12], commit, cpu_device())
+
+
+def stage_costs(root: Path, n: int, log: Path, run: Run) -> None:
+    """Run every stage instance of the project one after another in DAG order, appending each one's (seconds, peak
+    MiB) to ``log`` as a JSON line the moment it is measured."""
     textsift = str(Path(sys.executable).parent / "textsift")
-    costs = {}
     log.parent.mkdir(parents=True, exist_ok=True)
     for inst in instances(load_params(root / "params.yaml")):
         command = [textsift, "stage", inst.stage.name, *(["--key", inst.key] if inst.key else [])]
-        costs[inst.name] = run_measured(command, root)
+        seconds, peak = run_measured(command, root)
         with log.open("a", encoding="utf-8") as sink:
-            sink.write(json.dumps({"size": n, "stage": inst.name, "seconds": round(costs[inst.name][0], 2),
-                                   "peak_mib": round(costs[inst.name][1], 1), "device": cpu_device()}) + "\n")
-    return costs
+            sink.write(json.dumps({"size": n, "stage": inst.name, "seconds": round(seconds, 2),
+                                   "peak_mib": round(peak, 1), **asdict(run)}) + "\n")
+
+
+def logged_costs(log: Path, run: Run) -> dict[int, dict[str, tuple[float, float]]]:
+    """(seconds, peak MiB) per size and stage instance from ``log``, of ``run``'s params, commit and machine (the
+    latest line of each, in DAG order)."""
+    by_size: dict[int, dict[str, tuple[float, float]]] = {}
+    if log.exists():
+        for line in log.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            if all(entry.get(k) == v for k, v in asdict(run).items()):
+                by_size.setdefault(entry["size"], {})[entry["stage"]] = (entry["seconds"], entry["peak_mib"])
+    return dict(sorted(by_size.items()))
 
 
 def exponent(sizes: list[int], seconds: list[float]) -> float:
@@ -127,27 +160,31 @@ def exponent(sizes: list[int], seconds: list[float]) -> float:
 
 def figures(args: argparse.Namespace) -> list[Figure]:
     sizes = sorted(set(args.growth_sizes))
-    if len(sizes) < 2 or sizes[0] < 1:
-        raise SystemExit("--growth-sizes: at least two different positive sizes to fit a growth exponent")
-    where = cpu_device()
-    by_size: dict[int, dict[str, tuple[float, float]]] = {}
+    if not sizes or sizes[0] < 1:
+        raise SystemExit("--growth-sizes: positive sizes")
+    run = Run.of(args.growth_params)
     with tempfile.TemporaryDirectory(prefix="textsift-growth-") as tmp:
         folder = args.growth_keep or Path(tmp)
         for n in sizes:
-            by_size[n] = stage_costs(grown_project(folder / f"n{n}", n, args.growth_params), n, args.growth_log)
+            stage_costs(grown_project(folder / f"n{n}", n, args.growth_params), n, args.growth_log, run)
+    by_size = logged_costs(args.growth_log, run)
+    measured = list(by_size)
+    info = {"sizes": measured, "corpus": f"IMDB reviews (N drawn with seed {SEED})", "params": str(args.growth_params),
+            **asdict(run)}
     out = []
-    info = {"sizes": sizes, "corpus": f"IMDB reviews (N drawn with seed {SEED})", "params": str(args.growth_params)}
-    for name in by_size[sizes[0]]:
-        seconds = [by_size[n][name][0] for n in sizes]
-        peaks = [by_size[n][name][1] for n in sizes]
+    for name in dict.fromkeys(stage for costs in by_size.values() for stage in costs):
+        at = [n for n in measured if name in by_size[n]]
+        seconds = [by_size[n][name][0] for n in at]
         stage = name.replace("@", ".")
-        for n, s, peak in zip(sizes, seconds, peaks, strict=True):
-            out.append(Figure(f"growth.{stage}.seconds.{n}", s, "s", where, info))
-            out.append(Figure(f"growth.{stage}.peak_mib.{n}", peak, "MiB", where, info))
-        out.append(Figure(f"growth.{stage}.exponent", exponent(sizes, seconds), "slope", where,
-                          {**info, "largest_two": exponent(sizes[-2:], seconds[-2:])}))
-    for n in sizes:
-        out.append(Figure(f"growth.total.seconds.{n}", sum(c[0] for c in by_size[n].values()), "s", where, info))
-        out.append(Figure(f"growth.total.peak_mib.{n}", max(c[1] for c in by_size[n].values()), "MiB", where,
-                          info))
+        for n, s in zip(at, seconds, strict=True):
+            out.append(Figure(f"growth.{stage}.seconds.{n}", s, "s", run.device, info))
+            out.append(Figure(f"growth.{stage}.peak_mib.{n}", by_size[n][name][1], "MiB", run.device, info))
+        if len(at) >= 2:
+            out.append(Figure(f"growth.{stage}.exponent", exponent(at, seconds), "slope", run.device,
+                              {**info, "largest_two": exponent(at[-2:], seconds[-2:])}))
+    for n, costs in by_size.items():
+        out.append(Figure(f"growth.total.seconds.{n}", sum(c[0] for c in costs.values()), "s", run.device,
+                          {**info, "stages": len(costs)}))
+        out.append(Figure(f"growth.total.peak_mib.{n}", max(c[1] for c in costs.values()), "MiB", run.device,
+                          {**info, "stages": len(costs)}))
     return out
