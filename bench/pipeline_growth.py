@@ -11,11 +11,11 @@ and the growth exponent, the slope of log(seconds) over log(N) across the sizes 
 grows faster than its input). Fixed costs (imports, model loads, training on the detector's own data) make small
 sizes look sub-linear: the exponent between the two largest sizes is reported beside the overall one.
 
-Each stage's cost is appended to ``--growth-log`` the moment it is measured, with the digest of the params and
-the commit it ran under, and the figures come from that log: every size measured under the same params, commit
-and machine, the latest run of each. So the sizes can run one at a time (``--growth-sizes 25000`` alone takes
-hours) and a run stopped partway keeps what it measured. Exponents need two sizes; a size whose stages did not
-all finish gives its stages' figures only.
+Each stage's cost is appended to ``--growth-log`` the moment it is measured, with the digest of the params, the
+machine and the commit it ran under, and the figures come from that log: every size measured under the same params
+on the same machine, the latest run of each (each figure names the commits its sizes ran at). So the sizes can run
+one at a time (``--growth-sizes 25000`` alone takes hours) and a run stopped partway keeps what it measured.
+Exponents need two sizes; a size whose stages did not all finish gives its stages' figures only.
 
 The default sizes run the whole pipeline three times over up to 25,000 documents;
 ``--growth-sizes 150 300`` with the tests' tiny params checks the harness (150-170 s per size there).
@@ -113,17 +113,20 @@ def run_measured(command: list[str], cwd: Path) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Run:
-    """What makes measurements comparable across invocations: the params' digest, the commit and the machine."""
+    """What makes measurements comparable across invocations: the params' digest and the machine."""
 
     params: str
-    commit: str
     device: str
 
     @classmethod
     def of(cls, params: Path) -> Run:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                                text=True).stdout.strip() or "unknown"
-        return cls(hashlib.sha256(params.read_bytes()).hexdigest()[:12], commit, cpu_device())
+        return cls(hashlib.sha256(params.read_bytes()).hexdigest()[:12], cpu_device())
+
+
+def commit() -> str:
+    """The checkout's commit (short), recorded beside each measurement."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                          text=True).stdout.strip() or "unknown"
 
 
 def stage_costs(root: Path, n: int, log: Path, run: Run) -> None:
@@ -136,19 +139,23 @@ def stage_costs(root: Path, n: int, log: Path, run: Run) -> None:
         seconds, peak = run_measured(command, root)
         with log.open("a", encoding="utf-8") as sink:
             sink.write(json.dumps({"size": n, "stage": inst.name, "seconds": round(seconds, 2),
-                                   "peak_mib": round(peak, 1), **asdict(run)}) + "\n")
+                                   "peak_mib": round(peak, 1), **asdict(run), "commit": commit()}) + "\n")
 
 
-def logged_costs(log: Path, run: Run) -> dict[int, dict[str, tuple[float, float]]]:
-    """(seconds, peak MiB) per size and stage instance from ``log``, of ``run``'s params, commit and machine (the
-    latest line of each, in DAG order)."""
+def logged_costs(log: Path, run: Run) -> tuple[dict[int, dict[str, tuple[float, float]]], dict[int, list[str]]]:
+    """(seconds, peak MiB) per size and stage instance from ``log``, of ``run``'s params and machine (the latest line
+    of each, in DAG order), and the commits each size's lines ran at."""
     by_size: dict[int, dict[str, tuple[float, float]]] = {}
+    commits: dict[int, list[str]] = {}
     if log.exists():
         for line in log.read_text(encoding="utf-8").splitlines():
             entry = json.loads(line)
             if all(entry.get(k) == v for k, v in asdict(run).items()):
                 by_size.setdefault(entry["size"], {})[entry["stage"]] = (entry["seconds"], entry["peak_mib"])
-    return dict(sorted(by_size.items()))
+                commits.setdefault(entry["size"], [])
+                if entry.get("commit") not in commits[entry["size"]]:
+                    commits[entry["size"]].append(entry.get("commit", "unknown"))
+    return dict(sorted(by_size.items())), commits
 
 
 def exponent(sizes: list[int], seconds: list[float]) -> float:
@@ -167,10 +174,10 @@ def figures(args: argparse.Namespace) -> list[Figure]:
         folder = args.growth_keep or Path(tmp)
         for n in sizes:
             stage_costs(grown_project(folder / f"n{n}", n, args.growth_params), n, args.growth_log, run)
-    by_size = logged_costs(args.growth_log, run)
+    by_size, commits = logged_costs(args.growth_log, run)
     measured = list(by_size)
     info = {"sizes": measured, "corpus": f"IMDB reviews (N drawn with seed {SEED})", "params": str(args.growth_params),
-            **asdict(run)}
+            "params_digest": run.params, "commits": {str(n): commits[n] for n in measured}}
     out = []
     for name in dict.fromkeys(stage for costs in by_size.values() for stage in costs):
         at = [n for n in measured if name in by_size[n]]

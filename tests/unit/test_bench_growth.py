@@ -1,4 +1,4 @@
-"""The growth bench's log is its record: sizes measured in separate runs combine, other params or commits do not."""
+"""The growth bench's log is its record: sizes measured in separate runs combine, other params or machines do not."""
 
 from __future__ import annotations
 
@@ -12,23 +12,23 @@ from bench.pipeline_growth import Run, exponent, logged_costs
 
 def _line(size: int, stage: str, seconds: float, run: Run) -> str:
     return json.dumps({"size": size, "stage": stage, "seconds": seconds, "peak_mib": size / 10, "params": run.params,
-                       "commit": run.commit, "device": run.device})
+                       "device": run.device, "commit": f"c{size}"})
 
 
 def test_sizes_logged_by_separate_runs_combine_and_the_latest_line_of_a_stage_counts(tmp_path: Path) -> None:
-    ours, other_params, other_commit = Run("p1", "c1", "cpu x2"), Run("p2", "c1", "cpu x2"), Run("p1", "c2", "cpu x2")
+    ours, other_params, other_machine = Run("p1", "cpu x2"), Run("p2", "cpu x2"), Run("p1", "cpu x16")
     log = tmp_path / "growth.jsonl"
     log.write_text("\n".join([
         _line(2000, "ingest", 4.0, ours), _line(2000, "evaluate", 99.0, ours),
-        _line(10000, "ingest", 20.0, other_params), _line(10000, "ingest", 30.0, other_commit),
+        _line(10000, "ingest", 20.0, other_params), _line(10000, "ingest", 30.0, other_machine),
         _line(10000, "ingest", 25.0, ours),  # a later run of the same size: the one that counts
         _line(10000, "ingest", 21.0, ours), _line(2000, "evaluate", 100.0, ours),
     ]) + "\n")
-    costs = logged_costs(log, ours)
-    assert list(costs) == [2000, 10000]
+    costs, commits = logged_costs(log, ours)
+    assert list(costs) == [2000, 10000] and commits == {2000: ["c2000"], 10000: ["c10000"]}
     assert costs[2000] == {"ingest": (4.0, 200.0), "evaluate": (100.0, 200.0)}
     assert costs[10000] == {"ingest": (21.0, 1000.0)}  # evaluate at 10k never finished: no line
-    assert logged_costs(tmp_path / "none.jsonl", ours) == {}
+    assert logged_costs(tmp_path / "none.jsonl", ours) == ({}, {})
 
 
 def test_the_exponent_is_one_for_linear_cost_and_two_for_quadratic() -> None:
