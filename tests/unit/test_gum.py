@@ -262,7 +262,7 @@ def test_a_person_mention_ending_in_a_plural_proper_noun_is_a_group_not_a_name(t
 # identity's given name, an eponym inside a place, a possessive person inside a place, a clause naming someone else
 # after a person mention's head, and a participle before a name.
 NOT_PERSONS = """# newpar
-# text = Americans met Edwards at the Pittock Mansion and Platt's Hall, the first to win the Nobel Prize, the lost Lenore.
+# text = Americans met Edwards at the Pittock Mansion and Platt's Hall, the first to win the Nobel Prize, ...
 1	Americans	American	PROPN	NNPS	_	_	_	_	Entity=(1-person-new-nnnnn-cf1-1-coref-Americans)
 2	met	meet	VERB	VBD	_	_	_	_	_
 3	Edwards	Edwards	PROPN	NNPS	_	_	_	_	Entity=(2-person-new-sssss-cf2-1-coref-John_Edwards)
