@@ -1,7 +1,8 @@
 """Render ``dvc.yaml`` from the stage registry, so DVC and the Prefect flow never drift.
 
 Fan-out stages become DVC ``foreach`` stages over the setting names in params.yaml, whose
-instances DVC names ``stage@key`` — the same names the flow and MLflow use.
+instances DVC names ``stage@key`` — the same names the flow and MLflow use — each depending on its own deps only
+(a privatize setting on its own mechanism's code and the reads its setting needs).
 
 DVC reads params from ``dvc.params.yaml``, the *validated* params with every default filled in, not from
 params.yaml: a params.yaml that relies on defaults would otherwise make DVC fail on "missing" keys the flow
@@ -58,11 +59,31 @@ def read_paths(stage: Stage, params: Params, key: str | None = None) -> list[str
 
 def stage_deps(stage: Stage, params: Params, key: str | None = None) -> list[str]:
     """What the stage's result depends on: the artifacts it reads, its input files, its computed code deps
-    (every instance's: the DVC body; with ``key``, that fan-out instance's own)."""
-    return sorted(dict.fromkeys([*read_paths(stage, params, key), *_input_files(stage, params), *stage.all_code]))
+    (every instance's; with ``key``, that fan-out instance's own: what DVC and the flow's cache hash for it)."""
+    return sorted(dict.fromkeys([*read_paths(stage, params, key), *_input_files(stage, params),
+                                 *stage.code(params, key)]))
 
 
-def _stage_body(stage: Stage, params: Params, key_token: str | None) -> dict[str, Any]:
+def _fan_out(stage: Stage, params: Params, keys: list[str]) -> dict[str, Any]:
+    """A DVC ``foreach`` stage whose every instance depends on exactly its own deps.
+
+    DVC gives a ``foreach`` stage one body, and a list cannot be interpolated into it, so the deps all instances
+    share are listed in the body and each instance's others are its item's fields (``${item.dep0}`` ...), one per
+    slot; an instance with fewer repeats its last one (a path listed twice is hashed once more, nothing else). With
+    no instance-specific deps the stage fans out over the plain list of keys."""
+    own = {key: stage_deps(stage, params, key) for key in keys}
+    common = [d for d in own[keys[0]] if all(d in deps for deps in own.values())]
+    extra = {key: [d for d in deps if d not in common] for key, deps in own.items()}
+    slots = max(len(deps) for deps in extra.values())
+    if not slots:
+        return {"foreach": keys, "do": _stage_body(stage, "${item}", common)}
+    items = {key: {f"dep{i}": (deps or common[-1:])[min(i, len(deps) - 1)] for i in range(slots)}
+             for key, deps in extra.items()}
+    return {"foreach": items, "do": _stage_body(stage, "${key}", [*common, *(f"${{item.dep{i}}}" for i in
+                                                                            range(slots))])}
+
+
+def _stage_body(stage: Stage, key_token: str | None, deps: list[str]) -> dict[str, Any]:
     def sub(path: str) -> str:
         return path.replace("{key}", key_token or "")
 
@@ -70,7 +91,7 @@ def _stage_body(stage: Stage, params: Params, key_token: str | None) -> dict[str
     param_keys = list(stage.params)
     if stage.foreach and key_token:
         param_keys.append(f"{stage.foreach}.{key_token}")
-    body: dict[str, Any] = {"cmd": cmd, "deps": [sub(d) for d in stage_deps(stage, params)],
+    body: dict[str, Any] = {"cmd": cmd, "deps": [sub(d) for d in deps],
                             "params": [{PARAMS_FILE: param_keys}] if param_keys else []}
     body["outs"] = [{sub(a.path): {"persist": True}} if a.persist else sub(a.path)
                     for a in written_by(stage.name) if not a.metrics]
@@ -92,9 +113,9 @@ def render(params: Params) -> dict[str, Any]:
         if stage.foreach:
             keys = sorted(select(params, stage.foreach))
             if keys:
-                stages[stage.name] = {"foreach": keys, "do": _stage_body(stage, params, "${item}")}
+                stages[stage.name] = _fan_out(stage, params, keys)
         else:
-            stages[stage.name] = _stage_body(stage, params, None)
+            stages[stage.name] = _stage_body(stage, None, stage_deps(stage, params))
     plots = [{plot.path: {"x": plot.x, "y": plot.y, "title": plot.title, "template": plot.template}}
              for stage in STAGES for plot in stage.plots]
     return {"stages": stages, **({"plots": plots} if plots else {})}

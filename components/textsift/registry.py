@@ -22,7 +22,7 @@ from textsift.catalog import path as catalog_path
 from textsift.code_deps import stage_code
 from textsift.config import Params, select
 from textsift.errors import StageError
-from textsift.mechanisms.registry import implementation_modules
+from textsift.mechanisms.registry import implementation_module, implementation_modules
 
 # embedding_dp keys the lrp_budgets fit reads; the settings, grid and attacker only matter downstream of it
 EMBEDDING_FIT_PARAMS = ("encoder", "max_length", "batch_size", "spans", "replace_labels", "filler", "sensitivity",
@@ -60,6 +60,7 @@ class Stage:
     plots: tuple[Plot, ...] = ()
     unneeded: Callable[[Params, str | None], tuple[str, ...]] | None = None  # reads an instance can do without
     loads: tuple[str, ...] = ()  # modules the stage imports by name (mechanisms by kind): code deps too
+    loads_for: Callable[[Params, str], tuple[str, ...]] | None = None  # ... those one instance imports
     always: bool = False  # runs every time (DVC always_changed; never from the flow's stage cache)
 
     @property
@@ -94,8 +95,16 @@ class Stage:
 
     @property
     def all_code(self) -> tuple[str, ...]:
-        """The library files the stage's module imports, transitively (:func:`textsift.code_deps.stage_code`)."""
+        """The library files the stage's module imports, transitively (:func:`textsift.code_deps.stage_code`), and
+        every module it loads by name: what any of its instances may run."""
         return stage_code(self.name, self.loads)
+
+    def code(self, params: Params, key: str | None = None) -> tuple[str, ...]:
+        """The library files one instance runs: the stage module's import closure and what that instance loads by
+        name (a privatize setting: its own mechanism, not the others'); every instance's without ``key``."""
+        if key is None or self.loads_for is None:
+            return self.all_code
+        return stage_code(self.name, self.loads_for(params, key))
 
 
 # What a setting's needs() bring with them: the detector's spans file, an index's metrics.
@@ -211,6 +220,7 @@ STAGES: tuple[Stage, ...] = (
         gpu=True,
         foreach="privatize.settings",
         loads=implementation_modules(),
+        loads_for=lambda params, key: (implementation_module(params.privatize.settings[key].kind),),
         unneeded=lambda params, key: _unneeded_by_setting(params, key),
     ),
     Stage(

@@ -81,6 +81,28 @@ def test_editing_an_imported_module_changes_only_its_importers_cache_digests(tmp
     assert after["ingest"] == before["ingest"] and after["train_fill_in"] == before["train_fill_in"]
 
 
+def test_editing_one_mechanism_changes_only_its_own_settings_digests(tmp_path: Path) -> None:
+    """Each privatize setting hashes its own mechanism's code: editing DataSifter's sampler re-runs the DataSifter
+    settings, not the redaction or metric-DP ones (under the flow's cache and DVC alike)."""
+    shutil.copytree(LIB, tmp_path / "components" / "textsift", ignore=shutil.ignore_patterns("__pycache__"))
+    params = load_params(REPO / "params.yaml")
+    kinds = {key: setting.kind for key, setting in params.privatize.settings.items()}
+    assert {"datasifter", "redact", "metric_dp"} <= set(kinds.values())
+
+    def digests() -> dict[str, str]:
+        out = {}
+        for key in kinds:
+            instance = StageInstance(get_stage("privatize"), key)
+            out[key] = input_digest(instance, params, stage_params(params, instance), tmp_path)
+        return out
+
+    before = digests()
+    sampler = tmp_path / "components/textsift/mechanisms/datasifter/sampling.py"
+    sampler.write_text(sampler.read_text() + "\n# edited\n")
+    after = digests()
+    assert {key for key in kinds if after[key] != before[key]} == {k for k, v in kinds.items() if v == "datasifter"}
+
+
 def test_params_schema_is_hashed_by_value_not_as_code() -> None:
     """Adding a field to one mechanism's schema re-runs what its values reach, not every stage that reads
     params.yaml: no schema module is any stage's code dep."""

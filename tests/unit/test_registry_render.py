@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -56,3 +58,25 @@ def test_render_uses_dvc_foreach_and_sink_depends_on_every_instance(fanned: FanO
 def test_unknown_stage_is_a_clear_error() -> None:
     with pytest.raises(StageError, match="unknown stage 'nope'.*ingest"):
         registry.get_stage("nope")
+
+
+def test_dvc_resolves_each_privatize_instance_to_exactly_its_own_deps(tmp_path: Path) -> None:
+    """DVC reads the rendered file as the registry means it: a setting depends on its own mechanism's code and the
+    reads it needs, not on every mechanism (DVC's own resolver, on the shipped params)."""
+    from dvc.repo import Repo
+
+    from textsift.config import load_params
+
+    params = load_params(Path(__file__).resolve().parents[2] / "params.yaml")
+    Repo.init(str(tmp_path), no_scm=True).close()
+    (tmp_path / "dvc.yaml").write_text(dvc_render.render_text(params), encoding="utf-8")
+    with Repo(str(tmp_path)) as repo:
+        resolved = {s.name: {d.def_path for d in s.deps} - {dvc_render.PARAMS_FILE} for s in repo.index.stages}
+    stage = registry.get_stage("privatize")
+    for inst in (i for i in registry.instances(params) if i.stage is stage):
+        assert resolved[inst.name] == set(dvc_render.stage_deps(stage, params, inst.key)), inst.name
+    kinds = {key: setting.kind for key, setting in params.privatize.settings.items()}
+    for key, kind in kinds.items():
+        others = {k for k in kinds.values() if k != kind}
+        assert not {d for d in resolved[f"privatize@{key}"] for other in others
+                    if d.endswith(f"mechanisms/{other}/mechanism.py")}, key

@@ -4,8 +4,8 @@ A ``privatize.settings`` entry is validated against the setting class of its ``k
 :data:`Setting` that ``textsift.config`` uses) and privatized by that kind's
 :class:`textsift.mechanisms.base.Mechanism` subclass. Implementations are imported when a
 setting of their kind runs, not when params are read (they load torch, Annoy, the fill-in model);
-the ``privatize`` stage's computed code deps include every module named here
-(``textsift.registry``), so editing a mechanism re-runs its settings.
+each ``privatize`` instance's computed code deps include the module its setting's kind names here
+(``textsift.registry``), so editing a mechanism re-runs its own settings and no other.
 
 Adding a mechanism is its package (a setting model with ``kind: Literal["<kind>"]`` and ``needs()``,
 and a module with a ``Mechanism`` subclass: ``per_document`` and ``privatize``) and one line in :data:`MECHANISMS`.
@@ -60,3 +60,10 @@ def mechanism(kind: str) -> Mechanism:
 def implementation_modules() -> tuple[str, ...]:
     """Every implementation module, for the privatize stage's code deps."""
     return tuple(r.module for r in MECHANISMS.values())
+
+
+def implementation_module(kind: str) -> str:
+    """The module implementing ``kind``: a privatize instance's code deps name its own mechanism's only."""
+    if kind not in MECHANISMS:
+        raise ConfigError(f"no mechanism of kind {kind!r} (known: {', '.join(MECHANISMS)})")
+    return MECHANISMS[kind].module
