@@ -20,6 +20,7 @@ stage that loads ``params.yaml``; a schema module holds no logic a stage runs (a
 from __future__ import annotations
 
 import ast
+import sys
 import threading
 from functools import cache
 from pathlib import Path
@@ -59,6 +60,12 @@ def _parents(module: str) -> list[str]:
 
 
 @cache
+def _tree(path: Path) -> ast.Module:
+    with _PARSE_LOCK:
+        return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+@cache
 def imports_of(module: str) -> frozenset[str]:
     """The ``textsift`` modules ``module``'s source imports anywhere in it (parents included)."""
     path = module_path(module)
@@ -66,9 +73,7 @@ def imports_of(module: str) -> frozenset[str]:
         return frozenset()
     is_package = path.name == "__init__.py"
     found: set[str] = set()
-    with _PARSE_LOCK:
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    for node in ast.walk(tree):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -96,6 +101,35 @@ def closure(module: str) -> frozenset[str]:
         seen.add(current)
         todo.extend(imports_of(current))
     return frozenset(seen)
+
+
+def runtime_closure(module: str) -> frozenset[str]:
+    """``module``, its packages and every ``textsift`` module reachable by imports, schema and orchestration modules
+    included: what importing and running ``module`` may load (a served model's code), not what its results hash."""
+    seen: set[str] = set()
+    todo = [module, *_parents(module)]
+    while todo:
+        current = todo.pop()
+        if current not in seen and module_path(current) is not None:
+            seen.add(current)
+            todo.extend(imports_of(current))
+    return frozenset(seen)
+
+
+@cache
+def external_imports(module: str) -> frozenset[str]:
+    """The top-level names of the packages outside ``textsift`` and the standard library that ``module``'s source
+    imports anywhere in it (``sklearn`` for ``from sklearn.linear_model import ...``)."""
+    path = module_path(module)
+    if path is None:
+        return frozenset()
+    names: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return frozenset(n for n in names if n != PACKAGE and n not in sys.stdlib_module_names)
 
 
 def _relative(path: Path) -> str:

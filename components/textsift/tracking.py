@@ -210,8 +210,8 @@ class Tracker:
             self.client.log_artifacts(run_id, str(target), name)
         return f"runs:/{run_id}/{name}"
 
-    def log_privatizer(self, run_id: str, spec_text: str, folders: Mapping[str, Path], name: str = "privatizer"
-                       ) -> None:
+    def log_privatizer(self, run_id: str, spec_text: str, folders: Mapping[str, Path], roots: Sequence[str],
+                       name: str = "privatizer") -> None:
         """Save a privatize setting as an MLflow pyfunc model under the run (:mod:`textsift.serving.model`).
 
         ``spec_text``: the setting and its validated params; ``folders``: the models and indexes it needs, packed
@@ -220,8 +220,9 @@ class Tracker:
         a JSON object of type -> operator) in; ``id``, ``text``,
         ``epsilon`` (a DP mechanism) and ``replaced`` (where each stand-in lies: redaction) out. Its input example is
         synthetic text; the secret key is never packed. It carries textsift's own code (MLflow ``code_paths``) and
-        requires what textsift requires, pinned (:func:`pinned_requirements`), never textsift itself, which no package
-        index has: it loads where textsift was never installed.
+        requires what the code it runs from ``roots`` imports of textsift's requirements, pinned
+        (:func:`pinned_requirements`), never textsift itself, which no package index has: it loads where textsift was
+        never installed.
         """
         import mlflow.pyfunc
         from mlflow.models import ModelSignature
@@ -259,7 +260,7 @@ class Tracker:
                 artifacts={SPEC: str(spec_path), **{k: str(v) for k, v in folders.items()}},
                 signature=signature, input_example=EXAMPLE,
                 code_paths=[str(packed_code(Path(__file__).resolve().parent, Path(tmp) / "code"))],
-                pip_requirements=pinned_requirements())
+                pip_requirements=pinned_requirements(roots))
             self.client.log_artifacts(run_id, str(target), name)
 
     def download_model(self, model_uri: str, dest: Path) -> Path:
@@ -425,15 +426,26 @@ def packed_code(package: Path, into: Path) -> Path:
     return target
 
 
-def pinned_requirements() -> list[str]:
+def pinned_requirements(roots: Sequence[str] | None = None) -> list[str]:
     """textsift's own requirements (its extras left out), each pinned to the version installed here: what a model
-    carrying textsift's code needs on another machine, resolvable from the wheels this environment came from."""
-    from importlib.metadata import requires
+    carrying textsift's code needs on another machine, resolvable from the wheels this environment came from.
+
+    With ``roots`` (modules), only those the code they may run imports (:func:`textsift.code_deps.runtime_closure`,
+    imports inside functions included): a served redaction needs no DVC, Prefect or Great Expectations."""
+    from importlib.metadata import packages_distributions, requires
 
     from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
 
-    wanted = [Requirement(line) for line in requires("textsift") or ()]
-    return sorted(f"{r.name}=={_version(r.name)}" for r in wanted if r.marker is None)
+    from textsift.code_deps import external_imports, runtime_closure
+
+    wanted = [Requirement(line) for line in requires("textsift") or () if Requirement(line).marker is None]
+    if roots is not None:
+        provided = packages_distributions()
+        imported = {name for root in roots for module in runtime_closure(root) for name in external_imports(module)}
+        used = {canonicalize_name(dist) for name in imported for dist in provided.get(name, ())}
+        wanted = [r for r in wanted if canonicalize_name(r.name) in used]
+    return sorted(f"{r.name}=={_version(r.name)}" for r in wanted)
 
 
 def _version(dist: str) -> str:

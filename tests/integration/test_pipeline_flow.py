@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -564,13 +565,24 @@ def test_textsift_privatize_is_no_oracle_for_published_pseudonyms(flow_run: dict
     assert confirmed[probes["true"]].mean() <= 0.01 and confirmed.sum() <= 1
 
 
-# a Python without textsift: the project's editable install (an import finder) and its source folder are taken away
+# a Python without textsift: the project's editable install (an import finder) and its source folder are taken away,
+# and no package outside the standard library and what the model's requirements install (argv[3]) can be imported
 _WITHOUT_TEXTSIFT = """
-import importlib.util, json, sys
+import importlib.machinery, importlib.util, json, sys
 sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
 sys.path[:] = [p for p in sys.path if "__editable__" not in p and not p.endswith("components")]
 sys.path_importer_cache.clear()
 assert importlib.util.find_spec("textsift") is None, "textsift is importable before the model is loaded"
+installed = set(json.loads(sys.argv[3]))
+class InstalledOnly(importlib.machinery.PathFinder):
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        top = name.split(".")[0]
+        if top in installed or top in sys.stdlib_module_names or top == "textsift" or top.startswith("_"):
+            return importlib.machinery.PathFinder.find_spec(name, path, target)
+        return None  # as if not installed: an optional import falls back, a needed one fails
+sys.meta_path[:] = [InstalledOnly if f is importlib.machinery.PathFinder else f for f in sys.meta_path]
+assert importlib.util.find_spec("prefect") is None and importlib.util.find_spec("dvc") is None
 import mlflow.pyfunc, pandas as pd
 model = mlflow.pyfunc.load_model(sys.argv[1])
 answer = model.predict(pd.DataFrame({"text": json.loads(sys.argv[2])}))
@@ -578,17 +590,42 @@ print(json.dumps({"code": sys.modules["textsift.serving.model"].__file__, "texts
 """
 
 
+def _import_names(distributions: Iterable[str]) -> set[str]:
+    """The top-level import names of ``distributions`` and of everything they require, as installed here (the
+    requirements a fresh environment installs for a model, and their own, markers of this Python honoured)."""
+    from importlib.metadata import PackageNotFoundError, packages_distributions, requires
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    todo, seen = [canonicalize_name(d) for d in distributions], set()
+    while todo:
+        dist = todo.pop()
+        if dist in seen:
+            continue
+        seen.add(dist)
+        try:
+            needs = [Requirement(r) for r in requires(dist) or ()]
+        except PackageNotFoundError:
+            continue
+        todo += [canonicalize_name(r.name) for r in needs if r.marker is None or r.marker.evaluate({"extra": ""})]
+    return {name for name, dists in packages_distributions().items()
+            if any(canonicalize_name(d) in seen for d in dists)}
+
+
 def test_the_registered_privatizer_carries_its_code_and_runs_where_textsift_was_never_installed(
         flow_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No package index has textsift: the registered model packs textsift's code (MLflow ``code_paths``) and requires
-    what textsift requires, pinned, so a Python that never installed textsift loads it and replaces what the model
-    replaces inside the project."""
+    what that code imports of textsift's requirements, pinned, so a Python that never installed textsift, where only
+    those requirements and what they depend on can be imported, loads it and replaces what the model replaces inside
+    the project."""
     import subprocess
     import sys
 
     import mlflow.pyfunc
 
     from textsift import secret_key
+    from textsift.serving.model import served_modules
     from textsift.tracking import Tracker, pinned_requirements
 
     root = flow_run["root"]
@@ -597,12 +634,17 @@ def test_the_registered_privatizer_carries_its_code_and_runs_where_textsift_was_
     folder = tracker.download_model(f"models:/textsift-privatizer/{version['version']}", tmp_path / "model")
     requirements = (folder / "requirements.txt").read_text(encoding="utf-8").split()
     assert not [r for r in requirements if r.startswith("textsift")]
-    assert set(pinned_requirements()) <= set(requirements) and any(r.startswith("torch==") for r in requirements)
+    assert set(pinned_requirements(served_modules("redact"))) <= set(requirements) < set(pinned_requirements())
+    assert any(r.startswith("torch==") for r in requirements) and not [
+        r for r in requirements if r.split("==")[0] in ("dvc", "prefect", "great-expectations")]
     texts = list(read_corpus(root / "data/ingest/corpus.parquet").head(12)["text"])
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env[secret_key.ENV] = (root / secret_key.KEY_FILE).read_text().strip()
-    done = subprocess.run([sys.executable, "-c", _WITHOUT_TEXTSIFT, str(folder), json.dumps(texts)], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=300)
+    installed = _import_names(r.split("==")[0] for r in requirements)
+    assert "yaml" in installed and "prefect" not in installed and "dvc" not in installed
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_TEXTSIFT, str(folder), json.dumps(texts),
+                           json.dumps(sorted(installed))], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert Path(answer["code"]).resolve().is_relative_to(folder.resolve())  # textsift came from the model

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 
 from textsift.config import Setting
-from textsift.serving.model import spec
+from textsift.serving.model import served_modules, spec
 from textsift.serving.resources import DETECTOR
 from textsift.stage_cache import content_digest
 from textsift.stage_context import StageContext
@@ -24,7 +24,7 @@ def ship_privatizer(ctx: StageContext, key: str, setting: Setting) -> str:
     """Log and register the setting's privatizer; its registered version."""
     folder = ctx.model(DETECTOR) if (DETECTOR, None) in setting.needs() else None
     ctx.tracker.log_privatizer(ctx.run_id, spec(key, ctx.params, ctx.secret_key.fingerprint),
-                               {DETECTOR: folder} if folder is not None else {})
+                               {DETECTOR: folder} if folder is not None else {}, served_modules(setting.kind))
     name = ctx.tracker.params.registered_privatizer
     version = ctx.tracker.register_model(name, ctx.run_id, "privatizer", {
         "textsift.setting": key, "textsift.pipeline_run": ctx.parent_run_id or ctx.run_id,

@@ -33,7 +33,7 @@ from textsift.detection.types import (
 )
 from textsift.errors import ConfigError, InputError
 from textsift.mechanisms.base import Documents
-from textsift.mechanisms.registry import mechanism
+from textsift.mechanisms.registry import implementation_module, mechanism
 from textsift.serving.resources import ServedResources
 from textsift.serving.service import servable, served_key, served_privatize
 from textsift.shutdown import sigterm_exits
@@ -49,6 +49,12 @@ OPERATORS = "operators"  # an optional input column: a request's operator per en
 # zero every cell of every window is a span: a request could make the service decode millions).
 REQUEST_THRESHOLDS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 EXAMPLE = pd.DataFrame({ID: ["example-1"], TEXT: ["Call Maria Lopez at 555-0100 about the invoice."]})  # synthetic
+
+
+def served_modules(kind: str) -> tuple[str, ...]:
+    """The modules a served privatizer of ``kind`` runs from, this one and its mechanism's: its requirements are what
+    their code imports (:func:`textsift.tracking.pinned_requirements`)."""
+    return (__name__, implementation_module(kind))
 
 
 def spec(setting_name: str, params: Any, fingerprint: str) -> str:
