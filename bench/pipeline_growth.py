@@ -29,6 +29,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,7 @@ import yaml
 
 from bench.harness import Figure, cpu_device
 from textsift.config import load_params
+from textsift.dvc_render import render_params_text
 from textsift.registry import instances
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,14 +115,17 @@ def run_measured(command: list[str], cwd: Path) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Run:
-    """What makes measurements comparable across invocations: the params' digest and the machine."""
+    """What makes measurements comparable across invocations: the digest of the validated params (defaults filled
+    in, as DVC reads them) and the machine (its CPU, and whether it has a GPU)."""
 
     params: str
     device: str
 
     @classmethod
     def of(cls, params: Path) -> Run:
-        return cls(hashlib.sha256(params.read_bytes()).hexdigest()[:12], cpu_device())
+        validated = render_params_text(load_params(params)).encode()
+        gpu = "; GPU" if shutil.which("nvidia-smi") else ""
+        return cls(hashlib.sha256(validated).hexdigest()[:12], cpu_device() + gpu)
 
 
 def commit() -> str:
@@ -144,18 +149,20 @@ def stage_costs(root: Path, n: int, log: Path, run: Run) -> None:
 
 def logged_costs(log: Path, run: Run) -> tuple[dict[int, dict[str, tuple[float, float]]], dict[int, list[str]]]:
     """(seconds, peak MiB) per size and stage instance from ``log``, of ``run``'s params and machine (the latest line
-    of each, in DAG order), and the commits each size's lines ran at."""
-    by_size: dict[int, dict[str, tuple[float, float]]] = {}
-    commits: dict[int, list[str]] = {}
+    of each, in DAG order), and the commits those lines ran at; a line a killed run left half written is skipped."""
+    kept: dict[int, dict[str, dict]] = {}
     if log.exists():
         for line in log.read_text(encoding="utf-8").splitlines():
-            entry = json.loads(line)
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
             if all(entry.get(k) == v for k, v in asdict(run).items()):
-                by_size.setdefault(entry["size"], {})[entry["stage"]] = (entry["seconds"], entry["peak_mib"])
-                commits.setdefault(entry["size"], [])
-                if entry.get("commit") not in commits[entry["size"]]:
-                    commits[entry["size"]].append(entry.get("commit", "unknown"))
-    return dict(sorted(by_size.items())), commits
+                kept.setdefault(entry["size"], {})[entry["stage"]] = entry
+    by_size = {n: {stage: (e["seconds"], e["peak_mib"]) for stage, e in entries.items()}
+               for n, entries in sorted(kept.items())}
+    commits = {n: sorted({e.get("commit", "unknown") for e in entries.values()}) for n, entries in kept.items()}
+    return by_size, commits
 
 
 def exponent(sizes: list[int], seconds: list[float]) -> float:

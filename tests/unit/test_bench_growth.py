@@ -10,9 +10,9 @@ import pytest
 from bench.pipeline_growth import Run, exponent, logged_costs
 
 
-def _line(size: int, stage: str, seconds: float, run: Run) -> str:
+def _line(size: int, stage: str, seconds: float, run: Run, commit: str = "") -> str:
     return json.dumps({"size": size, "stage": stage, "seconds": seconds, "peak_mib": size / 10, "params": run.params,
-                       "device": run.device, "commit": f"c{size}"})
+                       "device": run.device, "commit": commit or f"c{size}"})
 
 
 def test_sizes_logged_by_separate_runs_combine_and_the_latest_line_of_a_stage_counts(tmp_path: Path) -> None:
@@ -21,8 +21,9 @@ def test_sizes_logged_by_separate_runs_combine_and_the_latest_line_of_a_stage_co
     log.write_text("\n".join([
         _line(2000, "ingest", 4.0, ours), _line(2000, "evaluate", 99.0, ours),
         _line(10000, "ingest", 20.0, other_params), _line(10000, "ingest", 30.0, other_machine),
-        _line(10000, "ingest", 25.0, ours),  # a later run of the same size: the one that counts
+        _line(10000, "ingest", 25.0, ours, "old"),  # replaced by a later run of the same size: its commit is not named
         _line(10000, "ingest", 21.0, ours), _line(2000, "evaluate", 100.0, ours),
+        _line(10000, "evaluate", 1.0, ours)[:30],  # a killed run's half-written line
     ]) + "\n")
     costs, commits = logged_costs(log, ours)
     assert list(costs) == [2000, 10000] and commits == {2000: ["c2000"], 10000: ["c10000"]}
