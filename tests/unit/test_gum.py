@@ -258,9 +258,9 @@ def test_a_person_mention_ending_in_a_plural_proper_noun_is_a_group_not_a_name(t
     assert _strings(read_gum_file(path).example) == [("Ann Williams", "PERSON")]
 
 
-# Invented text. A group with its own identity (GUM gives "Americans" one), a surname tagged NNPS beside its
-# identity's given name, an eponym inside a place, a possessive person inside a place, a clause naming someone else
-# after a person mention's head, and a participle before a name.
+# Invented text. A group with its own identity (GUM gives "Americans" one), a plural proper noun whose identity is a
+# person's (tagged as a group, read as one), an eponym inside a place, a possessive person inside a place, a clause
+# naming someone else after a person mention's head, and a participle before a name.
 NOT_PERSONS = """# newpar
 # text = Americans met Edwards at the Pittock Mansion and Platt's Hall, the first to win the Nobel Prize, ...
 1	Americans	American	PROPN	NNPS	_	_	_	_	Entity=(1-person-new-nnnnn-cf1-1-coref-Americans)
@@ -296,8 +296,7 @@ def test_groups_eponyms_and_names_in_a_modifying_clause_are_no_person_mentions(t
     path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_news_nonpersons", genre="news")
                                     + NOT_PERSONS).encode()))
     assert _strings(read_gum_file(path).example) == [
-        ("Edwards", "PERSON"),  # NNPS, but a word of an identity with a given name the mention lacks: a surname
         ("Pittock Mansion", "LOC"),  # "Pittock" names the mansion here: no person mention of its own
         ("Platt", "PERSON"), ("Hall", "LOC"),  # a possessive keeps the person
         ("Lenore", "PERSON"),  # "lost" is a participle before the name, not a clause after it
-    ]  # "Americans" is a group; "the first to win the Nobel Prize" names no one
+    ]  # "Americans" and "Edwards" (NNPS) are groups whatever their identity; "the first to win ..." names no one

@@ -33,15 +33,16 @@ turns mentions into DPER spans:
   -> "Ann Lee"): a stand-in keeps the title and replaces the name. A title word ending a name ("Ann
   King") is a surname. A person name that is only titles ("Prime Minister") is dropped unless one of
   them is a word of its identity ("King" for ``Ann_King``), and so is one ending in a plural proper noun
-  (NNPS: "Americans", "Senate Democrats", "Puerto Ricans": a group, not a person) unless it is a surname so
-  tagged: a word of an identity that holds a word the mention lacks ("Edwards" for ``John_Edwards``; GUM gives
-  groups identities of their own, ``Americans``, ``Thai_people``).
-  A person's name comes before a clause that modifies it: no name after the mention's first relative word or
-  verb (not a verb of naming, "a boy called Tom", nor a participle before a noun, "the lost Lenore"), so "the
-  first to win the Nobel Prize in Literature" and "a driver leaving from the George Washington Bus Station" name
-  no one. A person named inside another mention by the next proper noun, an eponym ("Pittock" of "Pittock
-  Mansion", "Nobel" of "the Nobel Prize"), is that mention's name, not a person mention (a possessive keeps it
-  one: "Obama's White House").
+  (NNPS: "Americans", "The French", "Senate Democrats", "Puerto Ricans": a group, not a person, whatever its
+  identity: GUM gives groups identities of their own, ``Americans``, ``French_people``).
+  A person's name comes before a clause that modifies it: no name after the mention's first relative word, finite
+  verb, infinitive after "to" or participle followed by what follows a verb (a participle before its noun, "the
+  lost Lenore", "the exiled Russian writer Solzhenitsyn", and a verb of naming, "a boy called Tom", are no
+  clause), so "the first to win the Nobel Prize in Literature" and "a driver leaving from the George Washington
+  Bus Station" name no one, and neither does "a producer for Maximum Ride, a film based on ...": the minimal
+  span's last proper noun lies in the clause. A person named inside another mention by the next proper noun, an
+  eponym ("Pittock" of "Pittock Mansion", "Nobel" of "the Nobel Prize"), is that mention's name, not a person
+  mention (a possessive keeps it one: "Obama's White House").
 * time -> DATE when the mention holds a word starting with a digit (1980, 1980s, 14th, 6:00; not
   "L2") or a month or weekday name (``MONTHS_AND_DAYS``); a vague time ("this morning", "later") names
   no date. The span is the mention without leading function words and adverbs (the, in, about, like),
@@ -272,23 +273,28 @@ def _named(words: list[_Word], fields: Mapping[str, str], names: list[tuple[int,
     last proper noun of its minimal span (English heads come last: "webcomic artist Ann Lee"); None: unnamed."""
     matching = [(a, b) for a, b in names if any(w.proper and _plain(w) in identity for w in words[a:b + 1])]
     minimal = [int(p) - 1 for p in fields.get("minspan", "").split(",") if p.isdigit()]
-    heads = [p for p in minimal if 0 <= p < len(words) and words[p].proper and any(a <= p <= b for a, b in names)]
+    heads = [p for p in minimal if 0 <= p < len(words) and words[p].proper]
     if matching:
         return matching[-1]
     return next((name for name in names if name[0] <= heads[-1] <= name[1]), None) if heads else None
 
 
 def _clause_start(words: list[_Word]) -> int:
-    """Where a clause modifying a person mention starts (module docstring): its first relative word or verb; not a
-    proper noun so tagged, a verb of naming, or a participle before a noun ("the lost Lenore"). Its length when none
-    does."""
+    """Where a clause modifying a person mention starts (module docstring): its first relative word, finite verb,
+    infinitive after "to", or participle followed by what follows a verb ("based on", "leaving from"; not one before
+    its noun: "the lost Lenore", "the exiled Russian writer"); never a proper noun so tagged or a verb of naming. Its
+    length when none does."""
     def starts_clause(k: int) -> bool:
-        word, after = words[k], words[k + 1] if k + 1 < len(words) else None
+        word = words[k]
+        before, after = words[k - 1] if k else None, words[k + 1] if k + 1 < len(words) else None
         if word.xpos in RELATIVE_XPOS:
             return True
-        participle = word.xpos in ("VBN", "VBG") and after is not None and after.upos in ("NOUN", "PROPN")
-        return (word.upos in ("VERB", "AUX") and not word.proper and not participle
-                and word.form.lower() not in NAMING_VERBS)
+        if word.upos not in ("VERB", "AUX") or word.proper or word.form.lower() in NAMING_VERBS:
+            return False
+        if word.xpos in ("VBN", "VBG"):
+            return after is None or after.upos not in ("NOUN", "PROPN", "ADJ", "ADV", "PUNCT")
+        return word.xpos in ("VBD", "VBZ", "VBP") or (word.xpos == "VB" and before is not None
+                                                      and before.xpos == "TO")
     return next((k for k in range(len(words)) if starts_clause(k)), len(words))
 
 
@@ -307,9 +313,7 @@ def _name_words(words: list[_Word], fields: Mapping[str, str], label: str) -> tu
     start = _after_titles(words, first, last)
     if start is None and identity & {_plain(w) for w in words[first:last + 1]}:
         start = first  # only titles, but the identity's: a name (King, for a person whose name it is)
-    group = (start is not None and words[last].xpos == "NNPS"  # "Americans", "Senate Democrats": a group ...
-             and not (_plain(words[last]) in identity  # ... unless a person's surname so tagged: in the identity
-                      and identity - {_plain(w) for w in words[first:last + 1]}))  # beside a name the mention lacks
+    group = words[last].xpos == "NNPS"  # "Americans", "The French", "Senate Democrats": a group
     return None if start is None or group else (start, last)
 
 
