@@ -18,7 +18,7 @@ import sqlite3
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
@@ -211,7 +211,7 @@ class Tracker:
         return f"runs:/{run_id}/{name}"
 
     def log_privatizer(self, run_id: str, spec_text: str, folders: Mapping[str, Path], roots: Sequence[str],
-                       name: str = "privatizer") -> None:
+                       also: Sequence[str] = (), name: str = "privatizer") -> None:
         """Save a privatize setting as an MLflow pyfunc model under the run (:mod:`textsift.serving.model`).
 
         ``spec_text``: the setting and its validated params; ``folders``: the models and indexes it needs, packed
@@ -220,9 +220,9 @@ class Tracker:
         a JSON object of type -> operator) in; ``id``, ``text``,
         ``epsilon`` (a DP mechanism) and ``replaced`` (where each stand-in lies: redaction) out. Its input example is
         synthetic text; the secret key is never packed. It carries textsift's own code (MLflow ``code_paths``) and
-        requires what the code it runs from ``roots`` imports of textsift's requirements, pinned
-        (:func:`pinned_requirements`), never textsift itself, which no package index has: it loads where textsift was
-        never installed.
+        requires what the code it runs from ``roots`` imports of textsift's requirements and the distributions ``also``
+        names, with all they depend on, pinned (:func:`pinned_requirements`), never textsift itself, which no package
+        index has: it loads where textsift was never installed.
         """
         import mlflow.pyfunc
         from mlflow.models import ModelSignature
@@ -260,7 +260,7 @@ class Tracker:
                 artifacts={SPEC: str(spec_path), **{k: str(v) for k, v in folders.items()}},
                 signature=signature, input_example=EXAMPLE,
                 code_paths=[str(packed_code(Path(__file__).resolve().parent, Path(tmp) / "code"))],
-                pip_requirements=pinned_requirements(roots))
+                pip_requirements=pinned_requirements(roots, also))
             self.client.log_artifacts(run_id, str(target), name)
 
     def download_model(self, model_uri: str, dest: Path) -> Path:
@@ -426,12 +426,14 @@ def packed_code(package: Path, into: Path) -> Path:
     return target
 
 
-def pinned_requirements(roots: Sequence[str] | None = None) -> list[str]:
+def pinned_requirements(roots: Sequence[str] | None = None, also: Sequence[str] = ()) -> list[str]:
     """textsift's own requirements (its extras left out), each pinned to the version installed here: what a model
     carrying textsift's code needs on another machine, resolvable from the wheels this environment came from.
 
-    With ``roots`` (modules), only those the code they may run imports (:func:`textsift.code_deps.runtime_closure`,
-    imports inside functions included): a served redaction needs no DVC, Prefect or Great Expectations."""
+    With ``roots`` (modules): those the code they may run imports (:func:`textsift.code_deps.runtime_closure`, imports
+    inside functions included) and the distributions ``also`` names (a spaCy pipeline, loaded by name), with
+    everything they depend on as installed here, each pinned: a served redaction installs what it runs, at the
+    versions it was judged with, and no DVC, Prefect or Great Expectations."""
     from importlib.metadata import packages_distributions, requires
 
     from packaging.requirements import Requirement
@@ -440,12 +442,35 @@ def pinned_requirements(roots: Sequence[str] | None = None) -> list[str]:
     from textsift.code_deps import external_imports, runtime_closure
 
     wanted = [Requirement(line) for line in requires("textsift") or () if Requirement(line).marker is None]
-    if roots is not None:
-        provided = packages_distributions()
-        imported = {name for root in roots for module in runtime_closure(root) for name in external_imports(module)}
-        used = {canonicalize_name(dist) for name in imported for dist in provided.get(name, ())}
-        wanted = [r for r in wanted if canonicalize_name(r.name) in used]
-    return sorted(f"{r.name}=={_version(r.name)}" for r in wanted)
+    if roots is None:
+        return sorted(f"{r.name}=={_version(r.name)}" for r in wanted)
+    provided = packages_distributions()
+    imported = {name for root in roots for module in runtime_closure(root) for name in external_imports(module)}
+    used = {canonicalize_name(dist) for name in imported for dist in provided.get(name, ())}
+    top = [r.name for r in wanted if canonicalize_name(r.name) in used] + list(also)
+    return sorted(f"{name}=={_version(name)}" for name in installed_closure(top))
+
+
+def installed_closure(distributions: Iterable[str]) -> set[str]:
+    """``distributions`` and every installed distribution they require, transitively (their markers read for this
+    Python, extras not followed), by canonical name."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    todo, seen = [canonicalize_name(d) for d in distributions], set()
+    while todo:
+        dist = todo.pop()
+        if dist in seen:
+            continue
+        try:
+            needs = [Requirement(line) for line in requires(dist) or ()]
+        except PackageNotFoundError:
+            continue  # an optional dependency this environment does without
+        seen.add(dist)
+        todo += [canonicalize_name(r.name) for r in needs if r.marker is None or r.marker.evaluate({"extra": ""})]
+    return seen
 
 
 def _version(dist: str) -> str:

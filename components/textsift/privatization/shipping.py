@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 from textsift.config import Setting
+from textsift.detection.recognizers.spacy_ner import pipeline_packages
 from textsift.serving.model import served_modules, spec
 from textsift.serving.resources import DETECTOR
 from textsift.stage_cache import content_digest
@@ -23,8 +24,10 @@ log = logging.getLogger("textsift")
 def ship_privatizer(ctx: StageContext, key: str, setting: Setting) -> str:
     """Log and register the setting's privatizer; its registered version."""
     folder = ctx.model(DETECTOR) if (DETECTOR, None) in setting.needs() else None
+    spacy = folder is not None and "spacy" in ctx.params.detection.recognizers  # loaded by name: no import shows it
     ctx.tracker.log_privatizer(ctx.run_id, spec(key, ctx.params, ctx.secret_key.fingerprint),
-                               {DETECTOR: folder} if folder is not None else {}, served_modules(setting.kind))
+                               {DETECTOR: folder} if folder is not None else {}, served_modules(setting.kind),
+                               ("spacy", *pipeline_packages()) if spacy else ())
     name = ctx.tracker.params.registered_privatizer
     version = ctx.tracker.register_model(name, ctx.run_id, "privatizer", {
         "textsift.setting": key, "textsift.pipeline_run": ctx.parent_run_id or ctx.run_id,

