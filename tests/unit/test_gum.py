@@ -300,3 +300,26 @@ def test_groups_eponyms_and_names_in_a_modifying_clause_are_no_person_mentions(t
         ("Platt", "PERSON"), ("Hall", "LOC"),  # a possessive keeps the person
         ("Lenore", "PERSON"),  # "lost" is a participle before the name, not a clause after it
     ]  # "Americans" and "Edwards" (NNPS) are groups whatever their identity; "the first to win ..." names no one
+
+
+PARTICIPLES = """# newpar
+# text = the exiled Russian writer Solzhenitsyn met a producer based in Lund
+1	the	the	DET	DT	_	_	_	_	Entity=(1-person-new-sssss-cf1-5-sgl
+2	exiled	exile	VERB	VBN	_	_	_	_	_
+3	Russian	Russian	ADJ	JJ	_	_	_	_	_
+4	writer	writer	NOUN	NN	_	_	_	_	_
+5	Solzhenitsyn	Solzhenitsyn	PROPN	NNP	_	_	_	_	Entity=1)
+6	met	meet	VERB	VBD	_	_	_	_	_
+7	a	a	DET	DT	_	_	_	_	Entity=(2-person-new-sssss-cf2-2,6-sgl
+8	producer	producer	NOUN	NN	_	_	_	_	_
+9	based	base	VERB	VBN	_	_	_	_	_
+10	in	in	ADP	IN	_	_	_	_	_
+11	Lund	Lund	PROPN	NNP	_	_	_	_	Entity=2)
+"""
+
+
+def test_a_participle_before_its_noun_is_no_clause_one_before_a_preposition_is(tmp_path: Path) -> None:
+    path = tmp_path / "TEST_news_participles.conllu.gz"
+    path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_news_participles", genre="news")
+                                    + PARTICIPLES).encode()))
+    assert _strings(read_gum_file(path).example) == [("Solzhenitsyn", "PERSON")]  # "Lund" is where, not who
