@@ -122,6 +122,14 @@ def _unneeded_by_setting(params: Params, key: str | None) -> tuple[str, ...]:
     return tuple(name for name in ("detected", "detector", "fill_in", "index", "index_metrics") if name not in needed)
 
 
+def _privatize_loads(params: Params, key: str) -> tuple[str, ...]:
+    """What a privatize instance imports by name: its setting's mechanism and the loaders of what it needs."""
+    from textsift.privatization.resources import loader_modules
+
+    setting = params.privatize.settings[key]
+    return (implementation_module(setting.kind), *loader_modules(setting.needs()))
+
+
 @dataclass(frozen=True)
 class StageInstance:
     """A stage bound to one fan-out key (or none): the unit DVC, Prefect and MLflow see."""
@@ -220,7 +228,7 @@ STAGES: tuple[Stage, ...] = (
         gpu=True,
         foreach="privatize.settings",
         loads=implementation_modules(),
-        loads_for=lambda params, key: (implementation_module(params.privatize.settings[key].kind),),
+        loads_for=lambda params, key: _privatize_loads(params, key),
         unneeded=lambda params, key: _unneeded_by_setting(params, key),
     ),
     Stage(

@@ -236,11 +236,11 @@ class Tracker:
             ID,
             OPERATORS,
             REPLACED,
-            SPEC,
             TEXT,
             THRESHOLD,
             PrivatizerModel,
         )
+        from textsift.serving.packing import SPEC
 
         signature = ModelSignature(  # MLflow drops input columns its signature lacks: optional ones are declared
             inputs=Schema([ColSpec("string", ID, required=False), ColSpec("string", TEXT),

@@ -626,7 +626,7 @@ def test_the_registered_privatizer_carries_its_code_and_runs_where_textsift_was_
     import mlflow.pyfunc
 
     from textsift import secret_key
-    from textsift.serving.model import served_modules
+    from textsift.serving.packing import served_modules
     from textsift.tracking import Tracker, pinned_requirements
 
     root = flow_run["root"]

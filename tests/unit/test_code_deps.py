@@ -82,8 +82,9 @@ def test_editing_an_imported_module_changes_only_its_importers_cache_digests(tmp
 
 
 def test_editing_one_mechanism_changes_only_its_own_settings_digests(tmp_path: Path) -> None:
-    """Each privatize setting hashes its own mechanism's code: editing DataSifter's sampler re-runs the DataSifter
-    settings, not the redaction or metric-DP ones (under the flow's cache and DVC alike)."""
+    """Each privatize setting hashes its own mechanism's code and the loaders of what it needs: editing DataSifter's
+    sampler re-runs the DataSifter settings, editing the detector's code the settings that detect (under the flow's
+    cache and DVC alike)."""
     shutil.copytree(LIB, tmp_path / "components" / "textsift", ignore=shutil.ignore_patterns("__pycache__"))
     params = load_params(REPO / "params.yaml")
     kinds = {key: setting.kind for key, setting in params.privatize.settings.items()}
@@ -101,6 +102,13 @@ def test_editing_one_mechanism_changes_only_its_own_settings_digests(tmp_path: P
     sampler.write_text(sampler.read_text() + "\n# edited\n")
     after = digests()
     assert {key for key in kinds if after[key] != before[key]} == {k for k, v in kinds.items() if v == "datasifter"}
+    # the detector's code: only the settings that detect (their needs() name the detector) re-run
+    detecting = {key for key, setting in params.privatize.settings.items() if ("detector", None) in setting.needs()}
+    assert detecting and detecting != set(kinds)
+    build = tmp_path / "components/textsift/detection/recognizers/build.py"
+    build.write_text(build.read_text() + "\n# edited\n")
+    again = digests()
+    assert {key for key in kinds if again[key] != after[key]} == detecting
 
 
 def test_params_schema_is_hashed_by_value_not_as_code() -> None:

@@ -24,3 +24,15 @@ def test_a_model_carries_modules_and_their_word_lists_never_a_stray_file(tmp_pat
     assert {"mechanisms/redact/nationalities.txt", "mechanisms/datasifter/stopwords_en.txt"} <= carried
     assert not [p for p in carried if p.endswith((".csv", ".pyc")) or "patients" in p]
     assert not any("Zyxwvut" in p.read_text(encoding="utf-8") for p in packed.rglob("*") if p.is_file())
+
+
+def test_the_modules_a_served_privatizer_names_hold_its_model_and_its_mechanism() -> None:
+    import importlib
+
+    from textsift.mechanisms.base import Mechanism
+    from textsift.serving.packing import served_modules
+
+    model, mechanism = (importlib.import_module(m) for m in served_modules("redact"))
+    assert hasattr(model, "PrivatizerModel")  # what tracking.log_privatizer saves
+    classes = [v for v in vars(mechanism).values() if isinstance(v, type) and issubclass(v, Mechanism)]
+    assert [c for c in classes if c is not Mechanism]

@@ -1,9 +1,15 @@
 """What a privacy mechanism may load, for a stage (or ``textsift privatize``) run: :class:`Resources`
-of :mod:`textsift.mechanisms.base` over the project's catalog artifacts, each loaded on first use."""
+of :mod:`textsift.mechanisms.base` over the project's catalog artifacts, each loaded on first use.
+
+The code that loads each resource is imported by module name (:data:`LOADERS`), when first asked for, so a setting's
+instance depends on the loaders of what its ``needs()`` names only (:func:`loader_modules`, read by
+:mod:`textsift.registry`): editing the detector's code does not re-run a setting that detects nothing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+from collections.abc import Iterable, Sequence
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -11,24 +17,38 @@ from typing import Any
 import pandas as pd
 
 from textsift.corpus import Span
-from textsift.detection.corpus_spans import detected_spans, read_detected
-from textsift.detection.recognizers.build import recognizer_set, run_recognizers
 from textsift.device import resolve_device
-from textsift.embeddings.locate import model_folder
-from textsift.errors import ConfigError
-from textsift.indexes.store import load_index
+from textsift.errors import ConfigError, StageError
 from textsift.mechanisms.base import Documents
-from textsift.models.fill_in import load_fill_in
 from textsift.stage_context import StageContext
+
+# a setting's need (its needs()' artifact names) -> the modules that load it
+LOADERS: dict[str, tuple[str, ...]] = {
+    "detector": ("textsift.detection.corpus_spans", "textsift.detection.recognizers.build"),
+    "fill_in": ("textsift.models.fill_in", "textsift.embeddings.locate"),
+    "index": ("textsift.indexes.store", "textsift.embeddings.locate"),
+}
+
+
+def loader_modules(needs: Iterable[tuple[str, str | None]]) -> tuple[str, ...]:
+    """The modules that load what ``needs`` (a setting's ``needs()``) names: part of its instance's code."""
+    return tuple(dict.fromkeys(module for name, _ in needs for module in LOADERS.get(name, ())))
 
 
 class StageResources:
-    """The resources of the stage instance of ``ctx`` (a privatize setting, in a stage or ``textsift privatize``)."""
+    """The resources of the stage instance of ``ctx`` (a privatize setting, in a stage or ``textsift privatize``).
+
+    Raises:
+        StageError: the setting's mechanism asked for a resource its ``needs()`` does not name (its code would run
+            unhashed by the instance's deps).
+    """
 
     def __init__(self, ctx: StageContext) -> None:
         self.ctx = ctx
         self.params = ctx.params
         self.device = resolve_device(ctx.params.device)
+        setting = ctx.params.privatize.settings.get(ctx.instance.key or "")
+        self._needs = {name for name, _ in setting.needs()} if setting is not None else set(LOADERS)
         # each loaded on first use, once: a stage (its outsider replays, the vault) or a streamed file asks many times
         self.index = cache(self._index)
         self.fill_in = cache(self._fill_in)
@@ -36,32 +56,44 @@ class StageResources:
 
     def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
         """The spans the detect stage wrote for ``docs`` (detected anew for unknown texts), of ``labels``."""
-        return detected_spans(self.ctx, pd.DataFrame({"doc_id": docs.ids, "text": docs.texts}), labels,
-                              self._stored(), self._recognize)
+        spans = self._loader("detector", "textsift.detection.corpus_spans")
+        return spans.detected_spans(self.ctx, pd.DataFrame({"doc_id": docs.ids, "text": docs.texts}), labels,
+                                    self._stored(), self._recognize)
 
     def _read_detected(self) -> dict:
         path = self.ctx.input("detected")
-        return read_detected(path) if path.exists() else {}
+        return self._loader("detector", "textsift.detection.corpus_spans").read_detected(path) if path.exists() else {}
 
     @cached_property
     def _recognizers(self) -> list[Any]:
         detection = self.params.detection
         folder = self.ctx.model("detector") if "model" in detection.recognizers else None
-        return recognizer_set(detection, folder, self.device)
+        return self._loader("detector", "textsift.detection.recognizers.build").recognizer_set(detection, folder,
+                                                                                          self.device)
 
     def _recognize(self, texts: Sequence[str]) -> list[list[Any]]:
-        return run_recognizers(self._recognizers, texts, self.params.detection, view=self.params.ingest.normalize)
+        build = self._loader("detector", "textsift.detection.recognizers.build")
+        return build.run_recognizers(self._recognizers, texts, self.params.detection,
+                                     view=self.params.ingest.normalize)
 
     def _fill_in(self) -> Any:
         """The project's fill-in masked LM, fetched through its pointer and loaded on the stage's device."""
-        return load_fill_in(self.ctx.model("fill_in"), self.device)
+        return self._loader("fill_in", "textsift.models.fill_in").load_fill_in(self.ctx.model("fill_in"), self.device)
 
     def _index(self, name: str) -> Any:
-        return load_index(self.ctx.input("index", name))
+        return self._loader("index", "textsift.indexes.store").load_index(self.ctx.input("index", name))
+
+    def _loader(self, need: str, module: str) -> Any:
+        """``module`` (one of ``LOADERS[need]``), imported: what loads a resource ``need`` names."""
+        if need not in self._needs or module not in LOADERS[need]:
+            raise StageError(f"privatize@{self.ctx.instance.key}: its mechanism loads the {need} (through {module}), "
+                             "which its setting's needs() does not name")
+        return importlib.import_module(module)
 
     def model_folder(self, name: str, key: str) -> Path:
         """The local folder of model ``name`` (minilm, fill_in or a path); ``key`` names it in errors."""
-        return model_folder(name, self.ctx.root, self.ctx.tracker, key)
+        locate = self._loader("index", "textsift.embeddings.locate")
+        return Path(locate.model_folder(name, self.ctx.root, self.ctx.tracker, key))
 
     def read_text(self, relative: str, key: str) -> str:
         """A project file's text (a word list); a ConfigError names the setting's ``key`` when it is missing."""

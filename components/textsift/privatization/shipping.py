@@ -12,8 +12,7 @@ import logging
 
 from textsift.config import Setting
 from textsift.detection.recognizers.spacy_ner import pipeline_packages
-from textsift.serving.model import served_modules, spec
-from textsift.serving.resources import DETECTOR
+from textsift.serving.packing import DETECTOR, served_modules, spec
 from textsift.stage_cache import content_digest
 from textsift.stage_context import StageContext
 from textsift.tracking import RELEASE_TAG

@@ -33,12 +33,12 @@ from textsift.detection.types import (
 )
 from textsift.errors import ConfigError, InputError
 from textsift.mechanisms.base import Documents
-from textsift.mechanisms.registry import implementation_module, mechanism
+from textsift.mechanisms.registry import mechanism
+from textsift.serving.packing import SPEC
 from textsift.serving.resources import ServedResources
 from textsift.serving.service import servable, served_key, served_privatize
 from textsift.shutdown import sigterm_exits
 
-SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
 TEXT, ID, EPSILON = "text", "id", "epsilon"
 REPLACED = "replaced"  # an output column: per row, {start, end, type} of each stand-in in the answered text
 ENTITIES = "entities"  # an optional input column: a request's entity types, comma-joined (the same for its rows)
@@ -49,22 +49,6 @@ OPERATORS = "operators"  # an optional input column: a request's operator per en
 # zero every cell of every window is a span: a request could make the service decode millions).
 REQUEST_THRESHOLDS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 EXAMPLE = pd.DataFrame({ID: ["example-1"], TEXT: ["Call Maria Lopez at 555-0100 about the invoice."]})  # synthetic
-
-
-def served_modules(kind: str) -> tuple[str, ...]:
-    """The modules a served privatizer of ``kind`` runs from, this one and its mechanism's: its requirements are what
-    their code imports (:func:`textsift.tracking.pinned_requirements`)."""
-    return (__name__, implementation_module(kind))
-
-
-def spec(setting_name: str, params: Any, fingerprint: str) -> str:
-    """The spec artifact's text: the setting served, the params serving reads (device, detection, ingest's
-    normalization) and the public fingerprint of the key its outputs were drawn with (never the key)."""
-    return json.dumps({"setting": setting_name, "key_fingerprint": fingerprint, "params": {
-        "seed": params.seed, "device": params.device, "detection": params.detection.model_dump(mode="json"),
-        "ingest": {"normalize": params.ingest.normalize.model_dump(mode="json")},
-        "privatize": {"settings": {setting_name: params.privatize.settings[setting_name].model_dump(mode="json")}},
-    }}, sort_keys=True)
 
 
 def row_ids(frame: pd.DataFrame) -> list[str]:

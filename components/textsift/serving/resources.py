@@ -15,8 +15,7 @@ from textsift.detection.recognizers.build import recognizer_set, run_recognizers
 from textsift.device import resolve_device
 from textsift.errors import ConfigError
 from textsift.mechanisms.base import Documents
-
-DETECTOR = "detector"  # the packed folder's name
+from textsift.serving.packing import DETECTOR
 
 
 class _Recognizers:

@@ -1,0 +1,33 @@
+"""What a registered privatizer packs, known when it is shipped: the spec artifact (the setting and the params serving
+reads), the name of the packed detector folder, and the modules its code runs from.
+
+Kept apart from :mod:`textsift.serving.model` (the model itself, with the detector and MLflow) so the ``privatize``
+stage, which ships settings, depends on the detector's code only for the settings that use it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textsift.mechanisms.registry import implementation_module
+
+SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
+DETECTOR = "detector"  # the packed detector folder's name
+MODEL_MODULE = "textsift.serving.model"  # the pyfunc model's module
+
+
+def served_modules(kind: str) -> tuple[str, ...]:
+    """The modules a served privatizer of ``kind`` runs from, the model's and its mechanism's: its requirements are
+    what their code imports (:func:`textsift.tracking.pinned_requirements`)."""
+    return (MODEL_MODULE, implementation_module(kind))
+
+
+def spec(setting_name: str, params: Any, fingerprint: str) -> str:
+    """The spec artifact's text: the setting served, the params serving reads (device, detection, ingest's
+    normalization) and the public fingerprint of the key its outputs were drawn with (never the key)."""
+    return json.dumps({"setting": setting_name, "key_fingerprint": fingerprint, "params": {
+        "seed": params.seed, "device": params.device, "detection": params.detection.model_dump(mode="json"),
+        "ingest": {"normalize": params.ingest.normalize.model_dump(mode="json")},
+        "privatize": {"settings": {setting_name: params.privatize.settings[setting_name].model_dump(mode="json")}},
+    }}, sort_keys=True)

@@ -1,0 +1,34 @@
+"""A privatize setting's resources load only what its needs() name: what its instance's code deps hash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from textsift.config import load_params
+from textsift.errors import StageError
+from textsift.mechanisms.base import Documents
+from textsift.privatization.resources import LOADERS, StageResources, loader_modules
+from textsift.registry import StageInstance, get_stage
+from textsift.stage_context import StageContext
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_setting_that_declares_no_detector_cannot_load_one(tmp_path: Path) -> None:
+    params = load_params(REPO / "params.yaml")
+    undetected = next(k for k, s in params.privatize.settings.items() if ("detector", None) not in s.needs())
+    ctx = StageContext(tmp_path, params, StageInstance(get_stage("privatize"), undetected), None, "run")
+    docs = Documents(["Ann Lee called."], ["d1"], [[]], ["d1"])
+    with pytest.raises(StageError, match=f"privatize@{undetected}: its mechanism loads the detector"):
+        StageResources(ctx).detected(docs, None)
+
+
+def test_each_need_names_the_modules_that_load_it_and_every_loader_is_named() -> None:
+    assert loader_modules([("corpus", None), ("index", "w2v")]) == LOADERS["index"]
+    assert set(loader_modules([("detector", None), ("fill_in", None)])) == {*LOADERS["detector"], *LOADERS["fill_in"]}
+    source = (REPO / "components/textsift/privatization/resources.py").read_text(encoding="utf-8")
+    used = {module for modules in LOADERS.values() for module in modules}
+    assert all(f'"{module}"' in source for module in used)
+    assert "from textsift.detection" not in source and "from textsift.models" not in source  # only by name
