@@ -123,11 +123,24 @@ def _unneeded_by_setting(params: Params, key: str | None) -> tuple[str, ...]:
 
 
 def _privatize_loads(params: Params, key: str) -> tuple[str, ...]:
-    """What a privatize instance imports by name: its setting's mechanism and the loaders of what it needs."""
-    from textsift.privatization.resources import loader_modules
+    """What a privatize instance imports by name: its setting's mechanism, the loaders of what it needs and, for a
+    setting that detects, the served model's module, whose code it ships (only such settings are served: a test
+    holds it; :func:`textsift.privatization.shipping.ship_privatizer` packs the code as it is when the stage runs)."""
+    from textsift.privatization.loaders import loader_modules
+    from textsift.serving.packing import MODEL_MODULE
 
     setting = params.privatize.settings[key]
-    return (implementation_module(setting.kind), *loader_modules(setting.needs()))
+    ships = (MODEL_MODULE,) if ("detector", None) in setting.needs() else ()
+    return (implementation_module(setting.kind), *loader_modules(setting.needs()), *ships)
+
+
+def _privatize_loads_any() -> tuple[str, ...]:
+    """What any privatize instance may import by name: every mechanism, every loader and the served model's module."""
+    from textsift.privatization.loaders import LOADERS
+    from textsift.serving.packing import MODEL_MODULE
+
+    return (*implementation_modules(), *dict.fromkeys(m for modules in LOADERS.values() for m in modules),
+            MODEL_MODULE)
 
 
 @dataclass(frozen=True)
@@ -227,7 +240,7 @@ STAGES: tuple[Stage, ...] = (
         params=("seed", "device", "detection", "indexes.geometry", "ingest.normalize"),
         gpu=True,
         foreach="privatize.settings",
-        loads=implementation_modules(),
+        loads=_privatize_loads_any(),
         loads_for=lambda params, key: _privatize_loads(params, key),
         unneeded=lambda params, key: _unneeded_by_setting(params, key),
     ),

@@ -448,29 +448,36 @@ def pinned_requirements(roots: Sequence[str] | None = None, also: Sequence[str] 
     imported = {name for root in roots for module in runtime_closure(root) for name in external_imports(module)}
     used = {canonicalize_name(dist) for name in imported for dist in provided.get(name, ())}
     top = [r.name for r in wanted if canonicalize_name(r.name) in used] + list(also)
-    return sorted(f"{name}=={_version(name)}" for name in installed_closure(top))
+    return sorted(f"{name}=={_version(name)}" + (f"; {marker}" if marker else "")
+                  for name, marker in installed_closure(top).items())
 
 
-def installed_closure(distributions: Iterable[str]) -> set[str]:
-    """``distributions`` and every installed distribution they require, transitively (their markers read for this
-    Python, extras not followed), by canonical name."""
+def installed_closure(distributions: Iterable[str]) -> dict[str, str | None]:
+    """``distributions`` and every installed distribution they require, transitively (extras not followed), by
+    canonical name, each with the environment marker it is required under (None: always; the requirement's own
+    markers joined, as this Python reads them true, so a platform's dependency stays that platform's)."""
     from importlib.metadata import PackageNotFoundError, requires
 
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    todo, seen = [canonicalize_name(d) for d in distributions], set()
+    todo: list[tuple[str, str | None]] = [(canonicalize_name(d), None) for d in distributions]
+    markers: dict[str, set[str | None]] = {}
     while todo:
-        dist = todo.pop()
-        if dist in seen:
+        dist, marker = todo.pop()
+        if marker in markers.get(dist, ()) or None in markers.get(dist, ()):
             continue
         try:
             needs = [Requirement(line) for line in requires(dist) or ()]
         except PackageNotFoundError:
             continue  # an optional dependency this environment does without
-        seen.add(dist)
-        todo += [canonicalize_name(r.name) for r in needs if r.marker is None or r.marker.evaluate({"extra": ""})]
-    return seen
+        first = dist not in markers
+        markers.setdefault(dist, set()).add(marker)
+        if first:
+            todo += [(canonicalize_name(r.name), None if r.marker is None else str(r.marker)) for r in needs
+                     if r.marker is None or r.marker.evaluate({"extra": ""})]
+    return {dist: None if None in found else " or ".join(f"({m})" for m in sorted(m for m in found if m))
+            for dist, found in markers.items()}
 
 
 def _version(dist: str) -> str:

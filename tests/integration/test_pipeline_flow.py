@@ -573,13 +573,13 @@ sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f,
 sys.path[:] = [p for p in sys.path if "__editable__" not in p and not p.endswith("components")]
 sys.path_importer_cache.clear()
 assert importlib.util.find_spec("textsift") is None, "textsift is importable before the model is loaded"
-installed = set(json.loads(sys.argv[3]))
+installed, packages = set(json.loads(sys.argv[3])), tuple(json.loads(sys.argv[4]))  # names; where packages install
 class InstalledOnly(importlib.machinery.PathFinder):
     @classmethod
     def find_spec(cls, name, path=None, target=None):
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
         where = (spec.origin or " ".join(spec.submodule_search_locations or ())) if spec is not None else ""
-        if spec is None or "site-packages" not in where or name.split(".")[0] in installed:
+        if spec is None or not where.startswith(packages) or name.split(".")[0] in installed:
             return spec  # the standard library, the model's own code, or what the requirements install
         return None  # as if not installed: an optional import falls back, a needed one fails
 sys.meta_path[:] = [InstalledOnly if f is importlib.machinery.PathFinder else f for f in sys.meta_path]
@@ -622,8 +622,10 @@ def test_the_registered_privatizer_carries_its_code_and_runs_where_textsift_was_
     the project."""
     import subprocess
     import sys
+    import sysconfig
 
     import mlflow.pyfunc
+    from packaging.requirements import Requirement
 
     from textsift import secret_key
     from textsift.serving.packing import served_modules
@@ -633,9 +635,14 @@ def test_the_registered_privatizer_carries_its_code_and_runs_where_textsift_was_
     tracker = Tracker(load_params(root / "params.yaml").tracking, root)
     version = _latest_privatizer(flow_run, "red")
     folder = tracker.download_model(f"models:/textsift-privatizer/{version['version']}", tmp_path / "model")
-    requirements = (folder / "requirements.txt").read_text(encoding="utf-8").split()
+    requirements = [r for r in (folder / "requirements.txt").read_text(encoding="utf-8").splitlines() if r.strip()]
     assert not [r for r in requirements if r.startswith("textsift")]
-    assert set(pinned_requirements(served_modules("redact"))) <= set(requirements)  # what it runs, and all it needs
+    def normal(lines: Iterable[str]) -> set[str]:
+        return {str(Requirement(line)) for line in lines}
+
+    # what it runs and all it needs, each pinned; a platform's dependency keeps its marker
+    assert normal(pinned_requirements(served_modules("redact"))) <= normal(requirements)
+    assert [r for r in requirements if r.startswith("greenlet") and "platform_machine" in r]
     assert all("==" in r for r in requirements) and "torch" in {r.split("==")[0] for r in requirements}
     assert not {r.split("==")[0] for r in requirements} & {"dvc", "prefect", "great-expectations", "prefect-dask"}
     texts = list(read_corpus(root / "data/ingest/corpus.parquet").head(12)["text"])
@@ -643,9 +650,10 @@ def test_the_registered_privatizer_carries_its_code_and_runs_where_textsift_was_
     env[secret_key.ENV] = (root / secret_key.KEY_FILE).read_text().strip()
     installed = _import_names(r.split("==")[0] for r in requirements)
     assert "yaml" in installed and "prefect" not in installed and "dvc" not in installed
+    packages = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
     done = subprocess.run([sys.executable, "-c", _WITHOUT_TEXTSIFT, str(folder), json.dumps(texts),
-                           json.dumps(sorted(installed))], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=300)
+                           json.dumps(sorted(installed)), json.dumps(packages)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert Path(answer["code"]).resolve().is_relative_to(folder.resolve())  # textsift came from the model

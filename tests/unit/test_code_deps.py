@@ -153,3 +153,21 @@ def test_a_schema_module_holds_no_logic_a_stage_runs() -> None:
                     importer, node.module, alias.name)
                 home = getattr(taken, "__module__", node.module)  # a logic class passed on by a schema module
                 assert not home.startswith("textsift.") or is_schema(home), (importer, node.module, alias.name)
+
+
+def test_a_setting_that_ships_hashes_the_served_models_code_and_the_stage_covers_every_instance() -> None:
+    """A served setting's privatizer packs the serving code as it is when its instance runs: editing that code must
+    re-run it (else the registry keeps the old model), while a setting that never ships does not hash it."""
+    from textsift.mechanisms.registry import mechanism
+    from textsift.serving.service import servable
+
+    params = load_params(REPO / "params.yaml")
+    stage = get_stage("privatize")
+    served_model = "components/textsift/serving/model.py"
+    shipped = {k for k, s in params.privatize.settings.items() if servable(mechanism(s.kind), s)}
+    assert shipped and shipped != set(params.privatize.settings)
+    for key in params.privatize.settings:
+        code = set(stage.code(params, key))
+        assert code <= set(stage.all_code), key  # what any instance may run
+        assert (served_model in code) >= (key in shipped), key
+    assert served_model not in stage.code(params, "ds_default")

@@ -9,7 +9,8 @@ import pytest
 from textsift.config import load_params
 from textsift.errors import StageError
 from textsift.mechanisms.base import Documents
-from textsift.privatization.resources import LOADERS, StageResources, loader_modules
+from textsift.privatization.loaders import LOADERS, loader_modules
+from textsift.privatization.resources import StageResources
 from textsift.registry import StageInstance, get_stage
 from textsift.stage_context import StageContext
 

@@ -1,15 +1,15 @@
 """What a privacy mechanism may load, for a stage (or ``textsift privatize``) run: :class:`Resources`
 of :mod:`textsift.mechanisms.base` over the project's catalog artifacts, each loaded on first use.
 
-The code that loads each resource is imported by module name (:data:`LOADERS`), when first asked for, so a setting's
-instance depends on the loaders of what its ``needs()`` names only (:func:`loader_modules`, read by
+The code that loads each resource is imported by module name (:data:`textsift.privatization.loaders.LOADERS`), when
+first asked for, so a setting's instance depends on the loaders of what its ``needs()`` names only (read by
 :mod:`textsift.registry`): editing the detector's code does not re-run a setting that detects nothing.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -20,19 +20,8 @@ from textsift.corpus import Span
 from textsift.device import resolve_device
 from textsift.errors import ConfigError, StageError
 from textsift.mechanisms.base import Documents
+from textsift.privatization.loaders import LOADERS
 from textsift.stage_context import StageContext
-
-# a setting's need (its needs()' artifact names) -> the modules that load it
-LOADERS: dict[str, tuple[str, ...]] = {
-    "detector": ("textsift.detection.corpus_spans", "textsift.detection.recognizers.build"),
-    "fill_in": ("textsift.models.fill_in", "textsift.embeddings.locate"),
-    "index": ("textsift.indexes.store", "textsift.embeddings.locate"),
-}
-
-
-def loader_modules(needs: Iterable[tuple[str, str | None]]) -> tuple[str, ...]:
-    """The modules that load what ``needs`` (a setting's ``needs()``) names: part of its instance's code."""
-    return tuple(dict.fromkeys(module for name, _ in needs for module in LOADERS.get(name, ())))
 
 
 class StageResources:
@@ -84,8 +73,8 @@ class StageResources:
         return self._loader("index", "textsift.indexes.store").load_index(self.ctx.input("index", name))
 
     def _loader(self, need: str, module: str) -> Any:
-        """``module`` (one of ``LOADERS[need]``), imported: what loads a resource ``need`` names."""
-        if need not in self._needs or module not in LOADERS[need]:
+        """``module`` imported, a loader of ``need``: when a need the setting declares has it among its loaders."""
+        if not any(module in LOADERS.get(declared, ()) for declared in self._needs):
             raise StageError(f"privatize@{self.ctx.instance.key}: its mechanism loads the {need} (through {module}), "
                              "which its setting's needs() does not name")
         return importlib.import_module(module)
