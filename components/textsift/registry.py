@@ -266,6 +266,7 @@ STAGES: tuple[Stage, ...] = (
                "privatize_metrics", "ledger", "noisy_embeddings", "embedding_manifest", "embedding_dp_metrics"),
         params=("seed", "device", "evaluate", "report", "privatize.settings", "embedding_dp", "tracking.log_models",
                 "tracking.registered_model", "tracking.registered_privatizer"),
+        loads=implementation_modules(),  # each setting's mechanism: whether it fills from the corpus, serves, ...
         plots=(Plot(catalog_path("frontier"), x="privacy_risk", y="utility",
                     title="Privacy-utility frontier (one point per setting)"),
                Plot(catalog_path("embedding_table"), x="epsilon_max", y="utility",
