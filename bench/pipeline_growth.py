@@ -37,6 +37,7 @@ import time
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -86,10 +87,23 @@ def imdb_subset(n: int, out: Path) -> Path:
     return out
 
 
+def anchored(value: Any, base: Path) -> Any:
+    """``value`` (params read from YAML) with every relative path that names a file or folder beside ``base`` made
+    absolute: the real corpora (``../shared/data/...``) are found from a project folder anywhere."""
+    if isinstance(value, dict):
+        return {k: anchored(v, base) for k, v in value.items()}
+    if isinstance(value, list):
+        return [anchored(v, base) for v in value]
+    if isinstance(value, str) and "/" in value and not Path(value).is_absolute() and (base / value).exists():
+        return str((base / value).resolve())
+    return value
+
+
 def grown_project(root: Path, n: int, base: Path) -> Path:
-    """A project folder whose params are ``base``'s with the first ``n`` IMDB reviews as its source."""
+    """A project folder whose params are ``base``'s with the first ``n`` IMDB reviews as its source (paths in them
+    anchored where ``base`` lies)."""
     root.mkdir(parents=True)
-    params = yaml.safe_load(base.read_text(encoding="utf-8"))
+    params = anchored(yaml.safe_load(base.read_text(encoding="utf-8")), base.parent)
     params["ingest"]["source"] = {"kind": "file", "path": str(imdb_subset(n, root / "imdb.jsonl")),
                                   "format": "jsonl", "text_field": "text", "label_field": "label",
                                   "id_field": "id"}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.pipeline_growth import Run, exponent, logged_costs
+from bench.pipeline_growth import Run, anchored, exponent, logged_costs
 
 
 def _line(size: int, stage: str, seconds: float, run: Run, commit: str = "") -> str:
@@ -36,3 +36,14 @@ def test_the_exponent_is_one_for_linear_cost_and_two_for_quadratic() -> None:
     sizes = [2000, 10000, 25000]
     assert exponent(sizes, [s * 0.01 for s in sizes]) == pytest.approx(1.0)
     assert exponent(sizes, [(s / 1000) ** 2 for s in sizes]) == pytest.approx(2.0)
+
+
+def test_a_grown_project_finds_the_real_corpora_its_params_name_relative_to_the_checkout(tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    (tmp_path / "shared" / "data" / "gum").mkdir(parents=True)
+    checkout.mkdir()
+    params = {"detectors": {"data": {"gum_path": "../shared/data/gum", "btc_path": None}},
+              "notes": ["../shared/data/gum", "plain words"], "ingest": {"normalize": "a/b"}}
+    assert anchored(params, checkout) == {
+        "detectors": {"data": {"gum_path": str((tmp_path / "shared/data/gum").resolve()), "btc_path": None}},
+        "notes": [str((tmp_path / "shared/data/gum").resolve()), "plain words"], "ingest": {"normalize": "a/b"}}
