@@ -9,7 +9,7 @@ import typing
 from pathlib import Path
 
 from textsift.code_deps import closure, imports_of, is_schema, stage_code
-from textsift.config import load_params
+from textsift.config import Params, load_params
 from textsift.dvc_render import stage_deps
 from textsift.mechanisms.registry import MECHANISMS
 from textsift.registry import STAGES, StageInstance, get_stage
@@ -65,21 +65,24 @@ def test_a_word_list_belongs_to_the_module_that_reads_it() -> None:
     assert templates not in stage_code("ingest") and templates not in stage_code("train_fill_in")
 
 
+def _digests(params: Params, named: dict[str, tuple[str, str | None]], root: Path) -> dict[str, str]:
+    """The flow cache's input digest of each named (stage, key) instance over the project at ``root``."""
+    out = {}
+    for name, (stage, key) in named.items():
+        instance = StageInstance(get_stage(stage), key)
+        out[name] = input_digest(instance, params, stage_params(params, instance), root)
+    return out
+
+
 def test_editing_an_imported_module_changes_only_its_importers_cache_digests(tmp_path: Path) -> None:
     shutil.copytree(LIB, tmp_path / "components" / "textsift", ignore=shutil.ignore_patterns("__pycache__"))
     params = load_params(REPO / "params.yaml")
-
-    def digests() -> dict[str, str]:
-        out = {}
-        for name, key in (("privatize", "mdp_w2v_eps10"), ("ingest", None), ("train_fill_in", None)):
-            instance = StageInstance(get_stage(name), key)
-            out[name] = input_digest(instance, params, stage_params(params, instance), tmp_path)
-        return out
-
-    before = digests()
+    named = {"privatize": ("privatize", "mdp_w2v_eps10"), "ingest": ("ingest", None),
+             "train_fill_in": ("train_fill_in", None)}
+    before = _digests(params, named, tmp_path)
     geometry = tmp_path / "components/textsift/evaluation/geometry.py"
     geometry.write_text(geometry.read_text() + "\n# edited\n")
-    after = digests()
+    after = _digests(params, named, tmp_path)
     assert after["privatize"] != before["privatize"]
     assert after["ingest"] == before["ingest"] and after["train_fill_in"] == before["train_fill_in"]
 
@@ -92,25 +95,18 @@ def test_editing_one_mechanism_changes_only_its_own_settings_digests(tmp_path: P
     params = load_params(REPO / "params.yaml")
     kinds = {key: setting.kind for key, setting in params.privatize.settings.items()}
     assert {"datasifter", "redact", "metric_dp"} <= set(kinds.values())
-
-    def digests() -> dict[str, str]:
-        out = {}
-        for key in kinds:
-            instance = StageInstance(get_stage("privatize"), key)
-            out[key] = input_digest(instance, params, stage_params(params, instance), tmp_path)
-        return out
-
-    before = digests()
+    named = {key: ("privatize", key) for key in kinds}
+    before = _digests(params, named, tmp_path)
     sampler = tmp_path / "components/textsift/mechanisms/datasifter/sampling.py"
     sampler.write_text(sampler.read_text() + "\n# edited\n")
-    after = digests()
+    after = _digests(params, named, tmp_path)
     assert {key for key in kinds if after[key] != before[key]} == {k for k, v in kinds.items() if v == "datasifter"}
     # the detector's code: only the settings that detect (their needs() name the detector) re-run
     detecting = {key for key, setting in params.privatize.settings.items() if ("detector", None) in setting.needs()}
     assert detecting and detecting != set(kinds)
     build = tmp_path / "components/textsift/detection/recognizers/build.py"
     build.write_text(build.read_text() + "\n# edited\n")
-    again = digests()
+    again = _digests(params, named, tmp_path)
     assert {key for key in kinds if again[key] != after[key]} == detecting
 
 
