@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import sys
 import threading
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -89,31 +90,29 @@ def imports_of(module: str) -> frozenset[str]:
     return frozenset(known | {p for m in known for p in _parents(m)})
 
 
-def closure(module: str) -> frozenset[str]:
-    """``module``, its packages and every ``textsift`` module reachable by imports (orchestration and schema not
-    followed)."""
+def _reachable(module: str, followed: Callable[[str], bool]) -> frozenset[str]:
+    """``module``, its packages and every ``textsift`` module reachable by imports through modules ``followed``."""
     seen: set[str] = set()
     todo = [module, *_parents(module)]
     while todo:
         current = todo.pop()
-        if current in seen or current in ORCHESTRATION or is_schema(current) or module_path(current) is None:
+        if current in seen or not followed(current) or module_path(current) is None:
             continue
         seen.add(current)
         todo.extend(imports_of(current))
     return frozenset(seen)
 
 
+def closure(module: str) -> frozenset[str]:
+    """``module``, its packages and every ``textsift`` module reachable by imports (orchestration and schema not
+    followed)."""
+    return _reachable(module, lambda m: m not in ORCHESTRATION and not is_schema(m))
+
+
 def runtime_closure(module: str) -> frozenset[str]:
     """``module``, its packages and every ``textsift`` module reachable by imports, schema and orchestration modules
     included: what importing and running ``module`` may load (a served model's code), not what its results hash."""
-    seen: set[str] = set()
-    todo = [module, *_parents(module)]
-    while todo:
-        current = todo.pop()
-        if current not in seen and module_path(current) is not None:
-            seen.add(current)
-            todo.extend(imports_of(current))
-    return frozenset(seen)
+    return _reachable(module, lambda m: True)
 
 
 @cache

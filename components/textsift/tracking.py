@@ -441,7 +441,7 @@ def pinned_requirements(roots: Sequence[str] | None = None, also: Sequence[str] 
 
     from textsift.code_deps import external_imports, runtime_closure
 
-    wanted = [Requirement(line) for line in requires("textsift") or () if Requirement(line).marker is None]
+    wanted = [r for r in map(Requirement, requires("textsift") or ()) if r.marker is None]
     if roots is None:
         return sorted(f"{r.name}=={_version(r.name)}" for r in wanted)
     provided = packages_distributions()

@@ -592,26 +592,17 @@ print(json.dumps({"code": sys.modules["textsift.serving.model"].__file__, "texts
 
 
 def _import_names(distributions: Iterable[str]) -> set[str]:
-    """The top-level import names of ``distributions`` and of everything they require, as installed here (the
-    requirements a fresh environment installs for a model, and their own, markers of this Python honoured)."""
-    from importlib.metadata import PackageNotFoundError, packages_distributions, requires
+    """The top-level import names of ``distributions`` and of everything they require, as installed here (what a fresh
+    environment installing a model's requirements could import: :func:`textsift.tracking.installed_closure`)."""
+    from importlib.metadata import packages_distributions
 
-    from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    todo, seen = [canonicalize_name(d) for d in distributions], set()
-    while todo:
-        dist = todo.pop()
-        if dist in seen:
-            continue
-        seen.add(dist)
-        try:
-            needs = [Requirement(r) for r in requires(dist) or ()]
-        except PackageNotFoundError:
-            continue
-        todo += [canonicalize_name(r.name) for r in needs if r.marker is None or r.marker.evaluate({"extra": ""})]
-    return {name for name, dists in packages_distributions().items()
-            if any(canonicalize_name(d) in seen for d in dists)}
+    from textsift.tracking import installed_closure
+
+    closed = installed_closure(distributions)
+    return {name for name, dists in packages_distributions().items() if any(canonicalize_name(d) in closed
+                                                                           for d in dists)}
 
 
 def test_the_registered_privatizer_carries_its_code_and_runs_where_textsift_was_never_installed(
