@@ -1,8 +1,9 @@
-"""The corpus-level fit shared by every embedding setting: Δf_d (step 2) and relevance r_d (step 3), METHODS.md §3.
+"""The relevance r_d of the corpus-level fit (METHODS.md §3 step 3) and the downstream classifier on embeddings.
 
-:func:`word_spreads` turns sampled sensitive words into per-dimension candidate spreads; :func:`fit_relevance`
-trains the MLP on clean (step-1) training embeddings, takes LRP-ε relevance and fits the relevance regressor
-that stands in for labels at publish time; :func:`classify` is the same MLP used as the downstream classifier.
+:func:`fit_relevance` trains the MLP on clean (step-1) training embeddings, takes LRP-ε relevance and fits the
+relevance regressor that stands in for labels at publish time; :func:`classify` is the same MLP used as the
+downstream classifier. Step 2 (Δf_d from the fill-in model's candidates) is :mod:`textsift.budgets.spreads`: the
+stages that publish or judge noisy embeddings import this module without loading the fill-in model's code.
 """
 
 from __future__ import annotations
@@ -15,47 +16,11 @@ import torch
 from sklearn.linear_model import Ridge
 
 from textsift import rng
-from textsift.budgets.candidates import CharSpan, candidate_sets
 from textsift.budgets.lrp import MLPClassifier, fit_relevance_regressor, lrp_epsilon, predict_relevance, train_mlp
-from textsift.budgets.params import RelevanceParams, SensitivityParams
-from textsift.budgets.sensitivity import cluster_spread
-from textsift.budgets.sentence_encoder import SentenceEncoder, encode
-from textsift.models.fill_in import FillInModel
+from textsift.budgets.params import RelevanceParams
 
 MLP_STAGE = "lrp_budgets.mlp"
 STD_FLOOR = 1e-12  # a constant feature stays 0 after standardization
-
-
-def word_spreads(encoder: SentenceEncoder, fill_in: FillInModel, texts: Sequence[str],
-                 words: Sequence[tuple[int, CharSpan]], params: SensitivityParams, seed: int,
-                 batch_size: int, max_length: int) -> np.ndarray:
-    """Per-word candidate spread (§3 step 2): mask each word, top-k fillers, embed, k-medoids, max − min.
-
-    Args:
-        encoder: The sentence encoder whose embeddings are published.
-        fill_in: The corpus-trained masked LM that proposes the fillers.
-        texts: The (step-1) documents the words point into.
-        words: ``(text index, span)`` of each sampled sensitive word.
-        params: ``top_k``, ``n_clusters``.
-        seed: Seed of k-medoids.
-        batch_size, max_length: Of the encoder.
-
-    Returns:
-        One spread row per word with at least two candidates, shape [n, dim], float64.
-    """
-    spans_per_text: list[list[CharSpan]] = [[] for _ in texts]
-    for i, span in words:
-        spans_per_text[i].append(span)
-    sets = [s for per_text in candidate_sets(texts, spans_per_text, fill_in, params.top_k) for s in per_text]
-    sets = [s for s in sets if len(s) >= 2]
-    if not sets:
-        return np.zeros((0, encoder.dim), dtype=np.float64)
-    flat = encode(encoder, [sentence for s in sets for sentence in s], batch_size, max_length)
-    spreads, start = [], 0
-    for candidates in sets:
-        spreads.append(cluster_spread(flat[start:start + len(candidates)], params.n_clusters, seed))
-        start += len(candidates)
-    return np.stack(spreads)
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from textsift import rng
 from textsift.artifacts import ArtifactSource
-from textsift.embeddings.bert import ContextualEncoder, load_bert, static_table
 from textsift.embeddings.gensim_vectors import load_vectors_file, train_vectors
 from textsift.embeddings.glove import load_glove
 from textsift.embeddings.locate import model_folder
@@ -24,6 +24,9 @@ from textsift.embeddings.vectors import WordVectors
 from textsift.errors import ConfigError
 from textsift.indexes.params import EmbeddingSourceParams
 from textsift.tokenize import metric_dp_phrases, metric_dp_words
+
+if TYPE_CHECKING:
+    from textsift.embeddings.bert import ContextualEncoder
 
 PAIR_DOCS_PER_CALL = 256
 
@@ -69,6 +72,9 @@ def static_vectors(
     elif kind == "glove":
         table = load_glove(words)
     elif kind == "bert_static":
+        # transformers and torch: imported by BERT sources only (seconds of every other stage's start)
+        from textsift.embeddings.bert import load_bert, static_table
+
         table = static_table(*load_bert(model_folder(source.model_path, root, artifacts,
                                                                   f"indexes.sources.{name}.model_path"), device))
     else:

@@ -24,7 +24,6 @@ import pandas as pd
 from textsift import rng
 from textsift.corpus import atomic_dir, spans_to_python
 from textsift.device import resolve_device
-from textsift.embeddings.bert import ContextualEncoder, load_bert
 from textsift.embeddings.locate import model_folder
 from textsift.embeddings.sources import contextual_pairs, corpus_words, sample_documents, static_vectors
 from textsift.embeddings.vectors import lookup_key, vocab_sha256
@@ -53,6 +52,9 @@ def index_items(ctx: StageContext, name: str, corpus: pd.DataFrame, device: str)
     source = ctx.params.indexes.sources[name]
     train = corpus.loc[corpus["split"] == "train", "text"].tolist()
     if source.kind == "bert_contextual":
+        # transformers and torch: imported by BERT sources only (seconds of every other stage's start)
+        from textsift.embeddings.bert import ContextualEncoder, load_bert
+
         folder = model_folder(source.model_path, ctx.root, ctx.tracker, f"indexes.sources.{name}.model_path")
         encoder = ContextualEncoder(*load_bert(folder, device), device)
         picked = sample_documents(len(train), source.contextual_sample_frac,

@@ -21,11 +21,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from textsift.budgets.fit import classify, fit_relevance, word_spreads
+from textsift.budgets.fit import classify, fit_relevance
 from textsift.budgets.fit_store import budgets_file, embeddings_table, save_fit
 from textsift.budgets.sensitive_words import random_words, sample_words, step_one
 from textsift.budgets.sensitivity import aggregate_sensitivity
 from textsift.budgets.sentence_encoder import encode, load_sentence_encoder
+from textsift.budgets.spreads import word_spreads
 from textsift.corpus import Span, spans_to_python
 from textsift.detection.corpus_spans import detected_spans
 from textsift.device import resolve_device

@@ -10,14 +10,16 @@ answer, per document, which words are known and their μ; the searcher then pick
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from textsift.embeddings.bert import ContextualEncoder
 from textsift.embeddings.vectors import lookup_key
 from textsift.indexes.projection import project
 from textsift.indexes.store import LoadedIndex
+
+if TYPE_CHECKING:
+    from textsift.embeddings.bert import ContextualEncoder
 
 Embedded = tuple[np.ndarray, np.ndarray]  # (known mask over the words, (n_known, m) float32 μ)
 

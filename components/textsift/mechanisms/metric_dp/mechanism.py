@@ -20,7 +20,6 @@ import numpy as np
 
 from textsift import rng
 from textsift.corpus import Span
-from textsift.embeddings.bert import ContextualEncoder, load_bert
 from textsift.errors import ConfigError
 from textsift.evaluation.geometry import deniability, sample_items
 from textsift.indexes.params import GeometryParams
@@ -43,6 +42,9 @@ SHARD_DOCS = 2000
 def _embedder(index: LoadedIndex, setting: MetricDPSetting, resources: Resources) -> Embedder:
     if not index.manifest["contextual"]:
         return static_embedder(index)
+    # transformers and torch: imported by BERT sources only (seconds of every other stage's start)
+    from textsift.embeddings.bert import ContextualEncoder, load_bert
+
     # the encoder the index was built with, from its manifest (build_indexes@<index> declares the source)
     folder = resources.model_folder(index.manifest["model"], f"indexes.sources.{setting.index}.model_path")
     encoder = ContextualEncoder(*load_bert(folder, resources.device), resources.device)
