@@ -35,15 +35,14 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 # The longest test files, longest first (seconds on 2 busy cores, `--durations=0`, 2026-11-26).
-LONGEST_FIRST = ("test_dvc_repro.py",  # 331
-                 "test_dvc_key_rotation.py",  # 175
-                 "test_pipeline_flow.py",  # 72
-                 "test_fault_injection.py",  # ~300 (32 killed runs and their reruns)
-                 "test_dask_runner.py",  # 55
-                 "test_mlflow_server.py",  # 54
-                 "test_user_model_cache.py",  # 47
-                 "test_privacy_of_tracking.py",  # 44
-                 "test_dvc_params.py")  # 40
+LONGEST_FIRST = ("test_dvc_repro.py",  # ~280 s on 2 busy cores (make test's durations)
+                 "test_fault_injection.py",  # ~190 (~20 killed runs and their reruns)
+                 "test_dask_runner.py",  # ~135
+                 "test_pipeline_flow.py",  # ~70
+                 "test_user_model_cache.py",  # ~70
+                 "test_privacy_of_tracking.py",  # ~45
+                 "test_mlflow_server.py",  # ~40
+                 "test_dvc_params.py")  # ~30
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

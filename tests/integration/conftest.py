@@ -118,10 +118,9 @@ def dvc_restored(output: str) -> set[str]:
     return dvc_ran(output) | set(re.findall(r"Stage '([^']+)' is cached", output))
 
 
-@pytest.fixture
-def dvc_project(tmp_path: Path) -> Path:
-    """A fresh git + DVC project with a copy of the library and DVC_PARAMS, its dvc.yaml rendered."""
-    root = make_project(tmp_path / "project", **DVC_PARAMS)
+def new_dvc_project(root: Path) -> Path:
+    """A fresh git + DVC project at ``root`` with a copy of the library and DVC_PARAMS, its dvc.yaml rendered."""
+    make_project(root, **DVC_PARAMS)
     shutil.copytree(REPO / "components", root / "components",
                     ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     shutil.copy(REPO / ".dvcignore", root / ".dvcignore")
@@ -130,3 +129,9 @@ def dvc_project(tmp_path: Path) -> Path:
     dvc_run(["dvc", "init", "-q"], root)
     dvc_run(["dvc", "config", "core.analytics", "false"], root)
     return root
+
+
+@pytest.fixture
+def dvc_project(tmp_path: Path) -> Path:
+    """A fresh DVC project (:func:`new_dvc_project`) for one test."""
+    return new_dvc_project(tmp_path / "project")

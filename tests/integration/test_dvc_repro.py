@@ -1,4 +1,8 @@
-"""`dvc repro` runs the registry's stages; twice gives identical outputs; code edits re-run."""
+"""`dvc repro` runs the registry's stages; a forced rerun gives identical outputs; code edits make only their stages
+stale; a teammate's clone pulls every output; a rotated key re-runs exactly the stages that draw with it.
+
+One project, reproduced once for the module (each stage a separate `textsift stage` process, ~5-7 s of imports,
+MLflow and DVC bookkeeping): each test leaves it as it found it, so either may run first."""
 
 from __future__ import annotations
 
@@ -7,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import REPO, dvc_ran, dvc_run, dvc_stale, sha256
+from tests.integration.conftest import REPO, dvc_ran, dvc_restored, dvc_run, dvc_stale, new_dvc_project, sha256
 from textsift import secret_key
 
-# a full `dvc repro`, a no-op, a forced one of the stages that draw or train, and a partial one:
-# each stage a separate `textsift stage` process (~7 s of imports, MLflow and DVC bookkeeping);
-# 200-300 s on 2 busy cores, so its own limit, far above that, instead of the suite's 600 s
+# the full `dvc repro`, a forced one of the stages that draw or train, a clone's pull, and three keyed re-runs:
+# 250-300 s on 2 busy cores, so its own limit, far above that, instead of the suite's 600 s
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 OUTPUTS = ("data/ingest/corpus.parquet", "data/ingest/rejects.parquet", "metrics/ingest.json",
            "models/fill_in.json", "data/indexes/w2v/index.ann", "data/indexes/w2v/vocab.txt",
@@ -21,43 +24,47 @@ OUTPUTS = ("data/ingest/corpus.parquet", "data/ingest/rejects.parquet", "metrics
            "data/embeddings/uni.parquet", "data/embeddings/uni.manifest.json",
            "metrics/evaluate.json", "metrics/evaluate_embeddings.json", "reports/evaluate/utility.csv",
            "reports/evaluate/frontier.csv", "reports/evaluate/embedding_dp.csv")
-
-
 FORCED = ("ingest", "train_fill_in", "build_indexes@w2v", "privatize@mdp")
+KEYED = ["privatize@mdp", "embedding_dp@uni"]  # the stages that draw with the key (evaluate, downstream, not run)
+KEYED_OUTPUTS = ("data/privatized/mdp.parquet", "metrics/privatize/mdp.json", "data/embeddings/uni.parquet",
+                 "data/embeddings/uni.manifest.json")
 
 
 def _hashes(root: Path) -> dict[str, str]:
     return {out: sha256(root / out) for out in OUTPUTS}
 
 
-def test_repro_twice_is_identical_and_code_changes_rerun_only_affected_stages(dvc_project: Path) -> None:
-    root = dvc_project
+@pytest.fixture(scope="module")
+def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DVC project after its first `dvc repro`: every stage ran, each in its own process."""
+    root = new_dvc_project(tmp_path_factory.mktemp("dvc") / "project")
     first = dvc_run(["dvc", "repro"], root)
     for stage in ("ingest", "train_fill_in", "build_indexes@w2v", "privatize@mdp", "lrp_budgets", "embedding_dp@uni",
                   "evaluate"):
         assert f"Running stage '{stage}'" in first
-    hashes = _hashes(root)
+    return root
 
-    again = dvc_run(["dvc", "repro"], root)
-    assert dvc_ran(again) == set()  # nothing changed, nothing ran
+
+def test_a_forced_rerun_is_identical_code_edits_stale_only_their_stages_and_a_clone_pulls_all(reproduced: Path) -> None:
+    root = reproduced
+    hashes = _hashes(root)
     # the stages that draw or train, recomputed from scratch (each its own process): byte-identical outputs. The
-    # rest (lrp_budgets, embedding_dp, evaluate) is compared after a rerun by the Dask and fault-injection tests;
-    # forcing the whole DAG here took a third of this test (~350 s of 1,100 on CI's busy cores)
+    # rest (lrp_budgets, embedding_dp, evaluate) is compared after a rerun by the Dask and fault-injection tests
     forced = dvc_run(["dvc", "repro", "--force", "--single-item", *FORCED], root)
     assert dvc_ran(forced) == set(FORCED)
     assert _hashes(root) == hashes
 
-    # which stages a code edit makes stale, read from `dvc status` (each edit alone), then one repro of both
+    # which stages a code edit makes stale, read from `dvc status` (what `dvc repro` runs), each edit alone
     library_file = root / "components/textsift/evaluation/report.py"
+    geometry = root / "components/textsift/evaluation/geometry.py"  # imported by privatize, listed by nobody
+    originals = {path: path.read_bytes() for path in (library_file, geometry)}
     library_file.write_text(library_file.read_text() + "\n# touched by the test\n")
     assert dvc_stale(dvc_run(["dvc", "status"], root)) == {"evaluate"}
-    geometry = root / "components/textsift/evaluation/geometry.py"  # imported by privatize, listed by nobody
     geometry.write_text(geometry.read_text() + "\n# touched by the test\n")
     stale = dvc_stale(dvc_run(["dvc", "status"], root)) - {"evaluate"}
     assert "privatize@mdp" in stale and not stale & {"ingest", "train_fill_in", "lrp_budgets", "embedding_dp@uni"}
-    after_edits = dvc_ran(dvc_run(["dvc", "repro"], root))
-    assert {"privatize@mdp", "evaluate"} <= after_edits
-    assert not after_edits & {"ingest", "train_fill_in", "lrp_budgets", "embedding_dp@uni"}
+    for path, original in originals.items():  # undone: nothing is stale (nothing would run) and nothing changed
+        path.write_bytes(original)
     status = dvc_run(["dvc", "status"], root)
     assert "always changed" in status and "changed deps" not in status and "changed outs" not in status
 
@@ -84,3 +91,32 @@ def _commit_and_push(root: Path, remote: Path) -> None:
     dvc_run(["git", "add", "-A"], root)
     dvc_run(["git", "-c", "user.name=team", "-c", "user.email=team@example.org", "commit", "-qm", "a run"], root)
 
+
+
+def test_a_rotated_key_reruns_only_the_keyed_stages_and_the_old_key_restores_the_old_bytes(reproduced: Path) -> None:
+    """Issue 20: another key gives other noise in exactly the stages that draw with it; the holder's old key gives the
+    old bytes back (from DVC's run cache); a lost key is an error, never a silent new one."""
+    root = reproduced
+    before, old_key = _hashes(root), (root / secret_key.KEY_FILE).read_bytes()
+    manifest = (root / "data/embeddings/uni.manifest.json").read_text(encoding="utf-8")
+    assert old_key.strip().decode() not in manifest and '"seed"' not in manifest
+
+    dvc_run(["textsift", "key", "rotate"], root)
+    rotated = dvc_run(["dvc", "repro", *KEYED], root)
+    assert dvc_ran(rotated) == set(KEYED)
+    after = _hashes(root)
+    assert all(after[out] != before[out] for out in ("data/privatized/mdp.parquet", "data/embeddings/uni.parquet"))
+    assert all(after[out] == before[out] for out in OUTPUTS if out not in KEYED_OUTPUTS
+               and not out.startswith(("metrics/evaluate", "reports/evaluate")))  # evaluate, downstream, not run
+
+    (root / secret_key.KEY_FILE).write_bytes(old_key)  # the holder restores the key the outputs were made with
+    restored = dvc_run(["dvc", "repro", *KEYED], root)
+    assert dvc_restored(restored) == set(KEYED), restored[-2000:]
+    assert _hashes(root) == before
+
+    (root / secret_key.KEY_FILE).unlink()  # the key is lost: an error, never a silent new key
+    try:
+        lost = dvc_run(["dvc", "repro", *KEYED], root, check=False)
+        assert "made with secret key" in lost and "textsift key rotate" in lost
+    finally:
+        (root / secret_key.KEY_FILE).write_bytes(old_key)  # the module's project as the other test expects it
