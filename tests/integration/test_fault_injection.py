@@ -19,13 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import FULL_PIPELINE, make_project, sha256
+from tests.integration.conftest import FULL_PIPELINE, ONE_SETTING_EACH, make_project, sha256
 from tests.integration.fault_points import SHARE, TEMPORARY, sampled
 from textsift.secret_key import KEY_FILE
 
 # ~220-310 s on 2 busy cores (a reference run, ~20 killed runs and the last; make fuzz: ~40): its own limit, far above
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 MOST_KILLS = 80  # a guard: the flow has ~40 commit points, so a chain that never ends fails here
+FLOW_OVERRIDES = ONE_SETTING_EACH  # a kill lands on an output area, not a file: more settings add no commit point
 
 
 def _outputs(root: Path) -> dict[str, str]:
@@ -42,7 +43,7 @@ def _outputs(root: Path) -> dict[str, str]:
 def killed_chain(tmp_path_factory: pytest.TempPathFactory, flow_run: dict) -> dict:
     from prefect.server.api.server import SubprocessASGIServer
 
-    root = make_project(tmp_path_factory.mktemp("killed"), **FULL_PIPELINE)
+    root = make_project(tmp_path_factory.mktemp("killed"), **{**FULL_PIPELINE, **FLOW_OVERRIDES})
     (root / KEY_FILE).parent.mkdir(parents=True)
     shutil.copy(flow_run["root"] / KEY_FILE, root / KEY_FILE)  # the same key holder: the same draws
     used = root.parent / "kill_points.txt"
