@@ -36,7 +36,7 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 # The longest test files, longest first (seconds on 2 busy cores, `--durations=0`, 2026-11-26).
 LONGEST_FIRST = ("test_dvc_repro.py",  # ~280 s on 2 busy cores (make test's durations)
-                 "test_fault_injection.py",  # ~190 (~20 killed runs and their reruns)
+                 "test_fault_injection.py",  # ~150 (~14 killed runs and their reruns)
                  "test_dask_runner.py",  # ~135
                  "test_pipeline_flow.py",  # ~70
                  "test_user_model_cache.py",  # ~70

@@ -8,9 +8,10 @@ done). The child kills itself at the first point not killed at before (:func:`ru
 writing it there: every kill of a chain is at a new point, so the chain ends, having killed once at every point
 of the run, in every stage. Which file of an area is hit depends on the stages running side by side.
 
-``make test`` kills at every point of the areas the test names (:data:`REQUIRED_AREAS`: the first and last stages,
-the detector, the privatized corpora and the vault) and at a fixed hashed share of the others
-(``TEXTSIFT_FAULT_SHARE``, default :data:`SHARE`); ``make fuzz`` sets the share to 1: every point, ~40 kills.
+``make test`` kills before each commit to the areas the test names (:data:`REQUIRED_AREAS`: the first and last stages,
+the detector, the privatized corpora and the vault), also after it where the stage writes more next (the privatized
+corpus before its ledger and metrics, the vault), and at a fixed hashed share of the other points
+(``TEXTSIFT_FAULT_SHARE``, default :data:`SHARE`): ~14 kills. ``make fuzz`` sets the share to 1: every point, ~40.
 
 Imported by the forkserver before any child starts (``set_forkserver_preload``): each child is a fork of an
 interpreter that has imported the pipeline once, with no thread running yet.
@@ -39,7 +40,8 @@ ONE_SEEN = threading.Lock()
 REQUIRED_AREAS = frozenset({"data/ingest", "models/detector.json", "data/privatized", "data/vault",
                             "data/lrp_budgets", "data/embeddings", "metrics/embedding_dp", "reports/evaluate",
                             "metrics/evaluate.json"})  # the test asserts a kill in each: never sampled out
-SHARE = 0.25  # of the other points, killed at in make test
+REQUIRED_AFTER = frozenset({"data/privatized", "data/vault"})  # killed after their commit too
+SHARE = 0.1  # of the other points, killed at in make test
 OUTPUT_FOLDERS = ("data", "models", "metrics", "reports", ".textsift")
 TEMPORARY = re.compile(r"(^|/)(\.[^/]+)\.[a-z0-9_]{8}(?=/|\.tmp$|$)")  # mkstemp/mkdtemp's 8 random characters
 
@@ -58,9 +60,11 @@ def point(phase: str, target: Path, root: str) -> str | None:
 
 
 def sampled(at: str, share: float) -> bool:
-    """Whether a chain kills at point ``at``: always in a required area, else for a fixed hashed ``share`` of points
-    (the same points every run: a failure reproduces)."""
-    if at.split(" ", 1)[1] in REQUIRED_AREAS:
+    """Whether a chain kills at point ``at``: always before a commit to a required area (and after it in
+    :data:`REQUIRED_AFTER`), else for a fixed hashed ``share`` of points (the same points every run: a failure
+    reproduces)."""
+    phase, area = at.split(" ", 1)
+    if area in REQUIRED_AREAS and (phase == "before" or area in REQUIRED_AFTER):
         return True
     return int.from_bytes(hashlib.sha256(at.encode()).digest()[:8], "big") < share * 2**64
 

@@ -3,10 +3,11 @@ bytes of a run that was never interrupted; then one output of each kind damaged 
 
 One chain: the flow runs in a child process (a fork of a forkserver that imported it once) that kills itself at
 the first sampled commit point no earlier child was killed at (:mod:`tests.integration.fault_points`: just before
-an output area's file takes its place, or just after for data and models; every point of the areas this test names
-and a fixed share of the rest in ``make test``, about 20 kills, all 30+ in ``make fuzz``); the next child reruns the
-flow, which skips what completed and redoes the rest, until a child runs to the end. The reference is the same
-project, same key, run once without a fault (``flow_run``).
+an output area's file takes its place, or just after for data and models; in ``make test`` before each commit to
+the areas this test names, after it for the privatized corpora and the vault, and at a fixed share of the rest,
+about 14 kills, all 30+ in ``make fuzz``); the next child reruns the flow, which skips what completed and redoes
+the rest, until a child runs to the end. The reference is the same project, same key, run once without a fault
+(``flow_run``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tests.integration.conftest import FULL_PIPELINE, ONE_SETTING_EACH, make_pro
 from tests.integration.fault_points import SHARE, TEMPORARY, sampled
 from textsift.secret_key import KEY_FILE
 
-# ~220-310 s on 2 busy cores (a reference run, ~20 killed runs and the last; make fuzz: ~40): its own limit, far above
+# ~130-180 s on 2 busy cores (a reference run, ~14 killed runs and the last; make fuzz: ~40): its own limit, far above
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 MOST_KILLS = 80  # a guard: the flow has ~40 commit points, so a chain that never ends fails here
 FLOW_OVERRIDES = ONE_SETTING_EACH  # a kill lands on an output area, not a file: more settings add no commit point
