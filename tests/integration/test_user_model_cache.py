@@ -23,14 +23,16 @@ TINY = {"detectors__data__synthetic_docs": 40, "detectors__pretrain__enabled": T
 TINY_DEMO = {"detectors__data__synthetic_docs": 40}
 
 
-def _train(root: Path) -> tuple[dict[str, float], dict, dict[str, str]]:
-    """Both trainings of a project: the metrics and run tags of train_detectors and train_interests, and the
-    interest model's pointer."""
-    run_stage("ingest", root=root)
-    metrics = {**run_stage("train_detectors", root=root), **run_stage("train_interests", root=root)}
+def _train(root: Path, detector: bool = True) -> tuple[dict[str, float], dict, dict[str, str]]:
+    """A project's trainings (the detector's unless ``detector`` is False: the interest model reads no corpus): the
+    metrics and run tags of train_detectors and train_interests, and the interest model's pointer."""
+    stages = ("train_detectors", "train_interests") if detector else ("train_interests",)
+    if detector:
+        run_stage("ingest", root=root)
+    metrics = {k: v for stage in stages for k, v in run_stage(stage, root=root).items()}
     tracker = Tracker(load_params(root / "params.yaml").tracking, root)
     tags: dict[str, str] = {}
-    for stage in ("train_detectors", "train_interests"):
+    for stage in stages:
         run_id = tracker.find_run("textsift.stage", stage)
         assert run_id is not None
         tags.update({k: v for k, v in tracker.run_tags(run_id).items() if "cached" in k})
@@ -58,7 +60,7 @@ def test_a_second_project_reuses_the_interest_model(tmp_path: Path, monkeypatch:
     (entry,) = (tmp_path / "cache" / "models" / "interests").glob("[0-9a-f]*")
     weights = entry / user_cache.MODEL / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)  # damaged on disk: verified, rebuilt
-    third = _train(make_project(tmp_path / "three", **TINY))
+    third = _train(make_project(tmp_path / "three", **TINY), detector=False)
     assert third[2]["textsift.interests.cached"] == "false"
     assert third[1]["sha256"] == first[1]["sha256"]  # training is deterministic: the same bytes again
 
