@@ -3,7 +3,7 @@
 The held-out test splits of the real corpora the project's params name (Broad Twitter Corpus
 test = its section F; WNUT-17 test, both tweets marked PER/LOC/ORG; GUM test and GENTLE test2,
 whole documents of 23 genres marked PERSON/LOC/ORG/DATE by ``textsift.detection.gum``'s rule;
-``textsift.detection.training_data.real_test_sets``). Three tools, the same texts, one process, one run:
+``textsift.detection.real_corpora.real_test_sets``). Three tools, the same texts, one process, one run:
 
     textsift: the project's recognizer set as shipped (params ``detection``: the trained model,
         the pattern recognizers, each type at its threshold), through ``textsift.detect``;
@@ -36,9 +36,9 @@ from textsift.config import load_params
 from textsift.corpus import Span
 from textsift.detection.gum import GUM_TYPES, read_gum
 from textsift.detection.params import DetectorDataParams
+from textsift.detection.real_corpora import GUM_TEST_SETS, real_test_sets, resolve
 from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
 from textsift.detection.scoring import detection_scores
-from textsift.detection.training_data import GUM_TEST_SETS, real_test_sets, resolve
 
 log = logging.getLogger("bench")
 PRESIDIO_TO_DPER = {"PERSON": "PERSON", "LOCATION": "LOC", "ORGANIZATION": "ORG", "DATE_TIME": "DATE"}

@@ -31,7 +31,7 @@ from bench.detector_real import tools
 from bench.harness import Figure, cpu_device
 from textsift.config import load_params
 from textsift.corpus import Span
-from textsift.detection.training_data import real_test_sets
+from textsift.detection.real_corpora import real_test_sets
 from textsift.detection.types import DIRECT_IDENTIFIERS, ENTITY_TYPES
 from textsift.evaluation.bootstrap import bootstrap, percentile_interval
 from textsift.evaluation.params import TfidfLogregParams

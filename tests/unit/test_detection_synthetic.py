@@ -11,8 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from textsift.corpus import Span
+from textsift.detection.labelled import LabelledText
 from textsift.detection.lexicon import SLOTS, tables
-from textsift.detection.synthetic import NO_ENTITY_RATE, LabelledText, generate
+from textsift.detection.synthetic import NO_ENTITY_RATE, generate
 from textsift.detection.types import ENTITY_TYPES
 from textsift.detection.values import RENDER
 

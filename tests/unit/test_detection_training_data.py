@@ -9,9 +9,10 @@ import pytest
 from pydantic import ValidationError
 
 from textsift.corpus import Span
-from textsift.detection.synthetic import LabelledText, generate
+from textsift.detection.labelled import LabelledText
+from textsift.detection.real_corpora import WNUT17_FILES
+from textsift.detection.synthetic import generate
 from textsift.detection.training_data import (
-    WNUT17_FILES,
     DetectorDataParams,
     build_detector_data,
     hashed_split,

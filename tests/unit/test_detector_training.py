@@ -183,9 +183,9 @@ def test_scored_detection_at_the_trained_threshold_is_detect_and_lower_confidenc
 
 def test_thresholds_are_calibrated_on_real_validation_text_only(trained: TrainedDetector) -> None:
     from textsift.detection.calibration import type_curve
+    from textsift.detection.labelled import LabelledText
     from textsift.detection.params import CalibrationParams
     from textsift.detection.recognizers.model import ModelRecognizer
-    from textsift.detection.synthetic import LabelledText
     from textsift.detection.training_data import DetectorData
     from textsift.stages.train_detectors import calibrated_thresholds, held_out
 
@@ -208,7 +208,7 @@ def test_scores_from_one_pass_of_the_model_equal_detecting_at_the_trained_thresh
     """train_detectors runs the model once per held-out split and reads every score off those detections: on spans
     without titles (the recognizer takes a person's title off), the figures are those of detecting each set anew at
     the trained threshold."""
-    from textsift.detection.synthetic import LabelledText
+    from textsift.detection.labelled import LabelledText
     from textsift.detection.training_data import DetectorData
     from textsift.stages.train_detectors import held_out, scores
 

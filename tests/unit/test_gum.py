@@ -10,16 +10,11 @@ import pytest
 
 from tests.conftest import SHARED_DATA
 from textsift.detection.gum import GUM_TYPES, GumDocument, gum_examples, read_gum, read_gum_file
+from textsift.detection.labelled import LabelledText
 from textsift.detection.params import DetectorDataParams
-from textsift.detection.synthetic import LabelledText
+from textsift.detection.real_corpora import GUM_TEST_SETS, real_test_sets
 from textsift.detection.titles import TITLES
-from textsift.detection.training_data import (
-    GUM_TEST_SETS,
-    build_detector_data,
-    real_corpus_paths,
-    real_test_sets,
-    split_long,
-)
+from textsift.detection.training_data import build_detector_data, real_corpus_paths, split_long
 from textsift.errors import InputError
 
 HEADER = ("# newdoc id = {doc_id}\n"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from textsift.corpus import Span
+from textsift.detection.labelled import LabelledText
 from textsift.detection.params import DetectorDataParams
-from textsift.detection.real_corpora import bio_example, drop_user_names, read_btc, read_btc_file
-from textsift.detection.synthetic import LabelledText
-from textsift.detection.training_data import build_detector_data, real_test_sets, recase
+from textsift.detection.real_corpora import bio_example, drop_user_names, read_btc, read_btc_file, real_test_sets
+from textsift.detection.training_data import build_detector_data, recase
 from textsift.errors import InputError
 
 BTC_SENTENCE = "@\tB-PER\ncolgo\tB-PER\nmet\tO\nAnn\tB-PER\nLee\tI-PER\nin\tO\nPalau\tB-LOC\n@\tO\nbbc\tB-ORG\n!\tO\n"

@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textsift.corpus import Span
-from textsift.detection.synthetic import LabelledText
+from textsift.detection.labelled import LabelledText
 from textsift.detection.titles import plain, title_length
 from textsift.errors import InputError
 from textsift.readers import _read_bytes

@@ -13,16 +13,23 @@ when either piece is tagged: a user name identifies whoever it names. Labels bec
 WNUT-17 (``wnut17/``): its annotators left user names (``@paulwalk``) unlabelled, which would
 teach a detector that a user name is not personal; ``drop_user_names`` leaves the sentences that
 hold one out of training (the test file has none).
+
+:func:`real_test_sets` gathers the held-out test files of BTC, WNUT-17 and GUM (:mod:`textsift.detection.gum`):
+what ``detect`` and the bench score the detector on, without the synthetic generator and the training data's
+assembly (:mod:`textsift.detection.training_data`) that only ``train_detectors`` runs.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 from textsift.corpus import Span
-from textsift.detection.synthetic import LabelledText
+from textsift.detection.gum import gum_examples, read_gum
+from textsift.detection.labelled import LabelledText
+from textsift.detection.params import DetectorDataParams
 from textsift.errors import InputError
 from textsift.ingest_params import SourceParams
 from textsift.readers import _read_bytes, read_records
@@ -30,6 +37,12 @@ from textsift.readers import _read_bytes, read_records
 BTC_FILES = {"train": "train.conll.gz", "validation": "dev.conll", "test": "test.conll"}
 BTC_TO_DPER = {"PER": "PERSON", "LOC": "LOC", "ORG": "ORG"}
 USER_NAME = re.compile(r"(?<![\w@])@\w{1,30}")
+WNUT17_TYPES = ("person", "location", "corporation", "group", "product", "creative-work")
+# person/location/corporation map directly; WNUT "group" (bands, teams, organizations) is ORG;
+# products and creative works are not personal data and are dropped (their words become negatives).
+WNUT17_TO_DPER = {"person": "PERSON", "location": "LOC", "corporation": "ORG", "group": "ORG"}
+WNUT17_FILES = {"train": "wnut17train.conll", "validation": "emerging.dev.conll", "test": "emerging.test.annotated"}
+GUM_TEST_SETS = {"gum_test": "test", "gum_test2": "test2"}  # real_test_sets name -> GUM split (test2: GENTLE)
 
 
 def _tagged(tag: str) -> tuple[str, str]:
@@ -119,3 +132,44 @@ def read_conll_examples(path: Path) -> tuple[LabelledText, ...]:
     records = read_records(path, SourceParams(kind="file", path=str(path), format="conll", label_field=None))
     return tuple(LabelledText(rec.text, tuple(Span(s.start, s.end, s.label.split(",")[0]) for s in rec.spans))
                  for rec in records if rec.problem is None and rec.text)
+
+
+def resolve(path: str, root: Path | None) -> Path:
+    """A params path: as given when absolute, else relative to the project ``root`` (or the working folder)."""
+    given = Path(path)
+    return given if given.is_absolute() or root is None else root / given
+
+
+def relabel(example: LabelledText, mapping: Mapping[str, str], keep_unmapped: bool) -> LabelledText:
+    """Spans renamed by ``mapping``; a label not in it is kept (``keep_unmapped``) or dropped."""
+    spans = [Span(s.start, s.end, mapping.get(s.label, s.label)) for s in example.spans
+             if keep_unmapped or s.label in mapping]
+    return LabelledText(example.text, tuple(sorted(set(spans), key=lambda s: (s.start, -s.end, s.label))))
+
+
+def wnut_mapping(choice: Literal["dper", "own"] | dict[str, str]) -> dict[str, str]:
+    """WNUT-17 type -> detector label: DPER's (``dper``), WNUT's own types (``own``) or a given mapping."""
+    if choice == "dper":
+        return dict(WNUT17_TO_DPER)
+    return {t: t for t in WNUT17_TYPES} if choice == "own" else dict(choice)
+
+
+def real_test_sets(params: DetectorDataParams, root: Path | None = None) -> dict[str, tuple[LabelledText, ...]]:
+    """The held-out test split of each configured real corpus (``btc``, ``wnut17``, ``gum_test``, ``gum_test2``:
+    GUM's test and GENTLE's, whole documents, ``GUM_TEST_SETS``), labels as the detector's.
+
+    These never train the detector (``build_detector_data`` keeps each corpus's test file as
+    its test split): the real-text figures of ``train_detectors``, ``detect`` and ``make bench``.
+    A single-file WNUT-17 path has no test file and gives none.
+    """
+    out: dict[str, tuple[LabelledText, ...]] = {}
+    if params.btc_path:
+        out["btc"] = read_btc(resolve(params.btc_path, root))["test"]
+    if params.wnut17_path and resolve(params.wnut17_path, root).is_dir():
+        mapping = wnut_mapping(params.wnut17_labels)
+        test = read_conll_examples(resolve(params.wnut17_path, root) / WNUT17_FILES["test"])
+        out["wnut17"] = tuple(relabel(ex, mapping, keep_unmapped=False) for ex in test)
+    if params.gum_path:
+        gum = gum_examples(read_gum(resolve(params.gum_path, root)))
+        out.update({name: gum[split] for name, split in GUM_TEST_SETS.items()})
+    return out

@@ -29,11 +29,10 @@ first draw, and every draw of the sentence comes from that Faker's generator.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
 from faker import Faker
 
-from textsift.corpus import Span
+from textsift.detection.labelled import LabelledText
 from textsift.detection.lexicon import locale_data, tables
 from textsift.detection.values import RENDER, Builder
 from textsift.rng import stable_key
@@ -46,23 +45,6 @@ _SENTENCE_CASES = ((0.07, str.lower), (0.11, str.upper), (0.14, str.title))  # c
 _ENDINGS = ("!", "!!", "...", "", "?", " :)", " 🙂", "..", ".", " lol")
 _BULLETS = ("- ", "> ", "* ", "• ", "Re: ")
 _THREAD = threading.local()
-
-
-@dataclass(frozen=True)
-class LabelledText:
-    """A text with its privacy spans (``text[start:end]`` is an entity of type ``label``).
-
-    Spans may nest or overlap; they are sorted by (start, -end, label).
-    """
-
-    text: str
-    spans: tuple[Span, ...] = ()
-
-    def __post_init__(self) -> None:
-        for span in self.spans:
-            if not 0 <= span.start < span.end <= len(self.text):
-                raise ValueError(f"span ({span.start}, {span.end}, {span.label}) is outside a text "
-                                 f"of {len(self.text)} characters or empty")
 
 
 def _faker(locale: str) -> Faker:

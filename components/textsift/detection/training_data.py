@@ -25,29 +25,32 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
 
 import pandas as pd
 
 from textsift.corpus import SPLITS, Span, spans_to_python
 from textsift.detection.gum import GUM_TYPES, gum_examples, read_gum
+from textsift.detection.labelled import LabelledText
 from textsift.detection.params import DetectorDataParams, SilverParams
-from textsift.detection.real_corpora import BTC_TO_DPER, drop_user_names, read_btc, read_conll_examples
+from textsift.detection.real_corpora import (
+    BTC_TO_DPER,
+    WNUT17_FILES,
+    drop_user_names,
+    read_btc,
+    read_conll_examples,
+    relabel,
+    resolve,
+    wnut_mapping,
+)
 from textsift.detection.recognizers.base import Recognizer
 from textsift.detection.silver import silver_spans
-from textsift.detection.synthetic import LabelledText, generate
+from textsift.detection.synthetic import generate
 from textsift.detection.types import ENTITY_TYPES
 from textsift.errors import InputError
 from textsift.rng import stable_key
 
 STAGE = "detector_data"
-WNUT17_TYPES = ("person", "location", "corporation", "group", "product", "creative-work")
-# person/location/corporation map directly; WNUT "group" (bands, teams, organizations) is ORG;
-# products and creative works are not personal data and are dropped (their words become negatives).
-WNUT17_TO_DPER = {"person": "PERSON", "location": "LOC", "corporation": "ORG", "group": "ORG"}
-WNUT17_FILES = {"train": "wnut17train.conll", "validation": "emerging.dev.conll", "test": "emerging.test.annotated"}
 GUM_SPLITS = {"train": "train", "validation": "validation", "test": "test", "test2": "test"}  # GUM's -> detector's
-GUM_TEST_SETS = {"gum_test": "test", "gum_test2": "test2"}  # real_test_sets name -> GUM split (test2: GENTLE)
 _SENTENCE_END = ".!?\n"
 
 
@@ -81,13 +84,6 @@ def hashed_split(example_id: str, seed: int, validation: float, test: float) -> 
     """``test``, ``validation`` or ``train`` from a keyed hash of (seed, id): no dependence on set size."""
     u = stable_key(seed, STAGE, example_id) / 2.0**64
     return "test" if u < test else "validation" if u < test + validation else "train"
-
-
-def relabel(example: LabelledText, mapping: Mapping[str, str], keep_unmapped: bool) -> LabelledText:
-    """Spans renamed by ``mapping``; a label not in it is kept (``keep_unmapped``) or dropped."""
-    spans = [Span(s.start, s.end, mapping.get(s.label, s.label)) for s in example.spans
-             if keep_unmapped or s.label in mapping]
-    return LabelledText(example.text, tuple(sorted(set(spans), key=lambda s: (s.start, -s.end, s.label))))
 
 
 def _cut_at(text: str, blocked: set[int], start: int, max_chars: int) -> int:
@@ -174,12 +170,6 @@ def read_wnut17(path: str | Path) -> dict[str, tuple[LabelledText, ...]]:
     return {split: read_conll_examples(file) for split, file in files.items()}
 
 
-def _wnut_mapping(choice: Literal["dper", "own"] | dict[str, str]) -> dict[str, str]:
-    if choice == "dper":
-        return dict(WNUT17_TO_DPER)
-    return {t: t for t in WNUT17_TYPES} if choice == "own" else dict(choice)
-
-
 def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFrame | None = None,
                         wnut17: Mapping[str, Sequence[LabelledText]] | None = None,
                         btc: Mapping[str, Sequence[LabelledText]] | None = None,
@@ -219,7 +209,7 @@ def build_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFr
     for i, ex in enumerate(generate(params.synthetic_docs, seed)):
         rows.append((hashed_split(f"synthetic/{i}", seed, params.validation, params.test), "synthetic", ex))
     if params.wnut17_path is not None and wnut17 is not None:
-        mapping = _wnut_mapping(params.wnut17_labels)
+        mapping = wnut_mapping(params.wnut17_labels)
         annotated["wnut17"] = tuple(sorted(set(mapping.values())))
         for part, examples in wnut17.items():
             kept = drop_user_names(examples) if part in ("train", "all") else examples
@@ -307,12 +297,6 @@ def _assemble(rows: list[tuple[str, str, LabelledText]], max_chars: int,
     )
 
 
-def resolve(path: str, root: Path | None) -> Path:
-    """A params path: as given when absolute, else relative to the project ``root`` (or the working folder)."""
-    given = Path(path)
-    return given if given.is_absolute() or root is None else root / given
-
-
 def real_corpus_paths(params: DetectorDataParams, root: Path | None) -> list[Path]:
     """The WNUT-17, BTC and GUM paths that ``params`` sets, resolved against ``root``.
 
@@ -348,22 +332,3 @@ def load_detector_data(params: DetectorDataParams, seed: int, corpus: pd.DataFra
     return build_detector_data(params, seed, corpus, wnut, btc, gum, teachers)
 
 
-def real_test_sets(params: DetectorDataParams, root: Path | None = None) -> dict[str, tuple[LabelledText, ...]]:
-    """The held-out test split of each configured real corpus (``btc``, ``wnut17``, ``gum_test``, ``gum_test2``:
-    GUM's test and GENTLE's, whole documents, ``GUM_TEST_SETS``), labels as the detector's.
-
-    These never train the detector (``build_detector_data`` keeps each corpus's test file as
-    its test split): the real-text figures of ``train_detectors``, ``detect`` and ``make bench``.
-    A single-file WNUT-17 path has no test file and gives none.
-    """
-    out: dict[str, tuple[LabelledText, ...]] = {}
-    if params.btc_path:
-        out["btc"] = read_btc(resolve(params.btc_path, root))["test"]
-    if params.wnut17_path and resolve(params.wnut17_path, root).is_dir():
-        mapping = _wnut_mapping(params.wnut17_labels)
-        test = read_conll_examples(resolve(params.wnut17_path, root) / WNUT17_FILES["test"])
-        out["wnut17"] = tuple(relabel(ex, mapping, keep_unmapped=False) for ex in test)
-    if params.gum_path:
-        gum = gum_examples(read_gum(resolve(params.gum_path, root)))
-        out.update({name: gum[split] for name, split in GUM_TEST_SETS.items()})
-    return out

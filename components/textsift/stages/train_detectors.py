@@ -36,6 +36,7 @@ from textsift.config import select
 from textsift.corpus import Span
 from textsift.detection.calibration import GRID, calibrate, targets
 from textsift.detection.gum import GUM_TYPES
+from textsift.detection.labelled import LabelledText
 from textsift.detection.params import CalibrationParams, DetectionParams
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import build_recognizers
@@ -43,7 +44,6 @@ from textsift.detection.recognizers.merge import Thresholds, merge_detections
 from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.detection.recognizers.spacy_ner import PACKAGES as SPACY_PACKAGES
 from textsift.detection.scoring import detection_scores
-from textsift.detection.synthetic import LabelledText
 from textsift.detection.training_data import DetectorData, load_detector_data, real_corpus_paths, silver_applies
 from textsift.detection.types import ENTITY_TYPES
 from textsift.device import resolve_device
