@@ -60,7 +60,8 @@ FUZZ_INPUTS ?= 10000
 fuzz: setup  ## nightly depth: FUZZ_INPUTS inputs per fuzzed surface (readers, params, REST API), a kill at every commit point
 	TEXTSIFT_FUZZ_INPUTS=$(FUZZ_INPUTS) TEXTSIFT_FAULT_SHARE=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
 	  --durations=10 tests/unit/test_fuzz_readers.py tests/unit/test_fuzz_params.py tests/unit/test_fuzz_api.py \
-	  tests/integration/test_fault_injection.py
+	  tests/integration/test_runs_agree.py::test_kills_across_the_stages_then_the_bytes_of_an_uninterrupted_run \
+	  tests/integration/test_runs_agree.py::test_each_kind_of_damaged_output_is_rebuilt_to_the_bytes_of_an_uninterrupted_run
 
 BENCH_STAMP := $(VENV)/.bench-$(shell cat requirements/bench.txt | sha256sum | cut -c1-12)
 

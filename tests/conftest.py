@@ -34,10 +34,9 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
-# The longest test files, longest first (seconds on 2 busy cores, `--durations=0`, 2026-11-26).
-LONGEST_FIRST = ("test_dvc_repro.py",  # ~280 s on 2 busy cores (make test's durations)
-                 "test_fault_injection.py",  # ~150 (~14 killed runs and their reruns)
-                 "test_dask_runner.py",  # ~135
+# The longest test files, longest first (seconds on 2 busy cores, make test's durations, 2026-11-28).
+LONGEST_FIRST = ("test_runs_agree.py",  # ~250: ~14 kills and reruns, a stack and a Dask run
+                 "test_dvc_repro.py",  # ~220
                  "test_pipeline_flow.py",  # ~70
                  "test_user_model_cache.py",  # ~70
                  "test_privacy_of_tracking.py",  # ~45
