@@ -37,7 +37,7 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 # The longest test files, longest first (seconds on 2 busy cores, make test's durations, 2026-11-28).
 LONGEST_FIRST = ("test_runs_agree.py",  # ~250: ~14 kills and reruns, a stack and a Dask run
                  "test_dvc_repro.py",  # ~220
-                 "test_pipeline_flow.py",  # ~70
+                 "test_pipeline_flow.py",  # ~90 (with the frontier and report tests)
                  "test_user_model_cache.py",  # ~70
                  "test_privacy_of_tracking.py",  # ~45
                  "test_mlflow_server.py",  # ~40
