@@ -700,13 +700,13 @@ def test_cuda_transformer_classifier_fine_tunes_and_predicts() -> None:
 
 @needs_device
 def test_cuda_contextual_encoder_matches_the_cpu(record_property) -> None:
-    from textsift.embeddings.bert import ContextualEncoder, load_bert
+    from textsift.embeddings.bert import ContextualEncoder
     from textsift.models.detector_encoders import minilm_folder
     from textsift.tokenize import words
 
     docs = [[t.text for t in words(r.text or "")] for r in demo_records(12)]
-    want = ContextualEncoder(*load_bert(minilm_folder(), "cpu"), "cpu").encode(docs)
-    got = ContextualEncoder(*load_bert(minilm_folder(), DEV), DEV).encode(docs)
+    want = ContextualEncoder.load(minilm_folder(), "cpu").encode(docs)
+    got = ContextualEncoder.load(minilm_folder(), DEV).encode(docs)
     diffs = [float(np.abs(g[1] - w[1]).max()) for g, w in zip(got, want, strict=True) if len(w[1])]
     record_property("max_abs_diff", max(diffs))
     assert max(diffs) < 1e-3

@@ -67,6 +67,11 @@ class ContextualEncoder:
         windows_per_batch: model windows embedded per call.
     """
 
+    @classmethod
+    def load(cls, folder: Path, device: str) -> ContextualEncoder:
+        """The encoder of the BERT in ``folder`` (:func:`load_bert`) on ``device``."""
+        return cls(*load_bert(folder, device), device)
+
     def __init__(self, tokenizer: Any, model: Any, device: str, windows_per_batch: int = 64) -> None:
         self.tokenizer = tokenizer
         self.model = model

@@ -53,10 +53,10 @@ def index_items(ctx: StageContext, name: str, corpus: pd.DataFrame, device: str)
     train = corpus.loc[corpus["split"] == "train", "text"].tolist()
     if source.kind == "bert_contextual":
         # transformers and torch: imported by BERT sources only (seconds of every other stage's start)
-        from textsift.embeddings.bert import ContextualEncoder, load_bert
+        from textsift.embeddings.bert import ContextualEncoder
 
         folder = model_folder(source.model_path, ctx.root, ctx.tracker, f"indexes.sources.{name}.model_path")
-        encoder = ContextualEncoder(*load_bert(folder, device), device)
+        encoder = ContextualEncoder.load(folder, device)
         picked = sample_documents(len(train), source.contextual_sample_frac,
                                   rng.generator(ctx.params.seed, "build_indexes.contextual_sample", name))
         tokens, vectors = contextual_pairs(encoder, [train[i] for i in picked])

@@ -43,11 +43,11 @@ def _embedder(index: LoadedIndex, setting: MetricDPSetting, resources: Resources
     if not index.manifest["contextual"]:
         return static_embedder(index)
     # transformers and torch: imported by BERT sources only (seconds of every other stage's start)
-    from textsift.embeddings.bert import ContextualEncoder, load_bert
+    from textsift.embeddings.bert import ContextualEncoder
 
     # the encoder the index was built with, from its manifest (build_indexes@<index> declares the source)
     folder = resources.model_folder(index.manifest["model"], f"indexes.sources.{setting.index}.model_path")
-    encoder = ContextualEncoder(*load_bert(folder, resources.device), resources.device)
+    encoder = ContextualEncoder.load(folder, resources.device)
     return ContextualEmbedder(encoder, index.projection)
 
 
