@@ -38,7 +38,7 @@ TOKEN = "bench-token-" + "x" * 20
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--serve-root", type=Path, default=Path("."), help="a project whose pipeline has run")
-    parser.add_argument("--serve-setting", nargs="+", default=["redact_pseudonyms", "mdp_w2v_eps50"],
+    parser.add_argument("--serve-setting", nargs="+", default=["redact_pseudonyms", "mdp_glove_eps25"],
                         help="the served settings, each measured on its own (a redaction and a metric-DP one)")
     parser.add_argument("--serve-requests", type=int, default=10_000)
     parser.add_argument("--serve-clients", type=int, default=8, help="clients sending at once (second figure)")

@@ -61,6 +61,7 @@ class Stage:
     unneeded: Callable[[Params, str | None], tuple[str, ...]] | None = None  # reads an instance can do without
     loads: tuple[str, ...] = ()  # modules the stage imports by name (mechanisms by kind): code deps too
     loads_for: Callable[[Params, str], tuple[str, ...]] | None = None  # ... those one instance imports
+    params_for: Callable[[Params, str], tuple[str, ...]] | None = None  # params keys one instance reads beyond these
     always: bool = False  # runs every time (DVC always_changed; never from the flow's stage cache)
 
     @property
@@ -124,14 +125,23 @@ def _unneeded_by_setting(params: Params, key: str | None) -> tuple[str, ...]:
 
 def _privatize_loads(params: Params, key: str) -> tuple[str, ...]:
     """What a privatize instance imports by name: its setting's mechanism, the loaders of what it needs and, for a
-    setting that detects, the served model's module, whose code it ships (only such settings are served: a test
-    holds it; :func:`textsift.privatization.shipping.ship_privatizer` packs the code as it is when the stage runs)."""
+    setting that ships, the served model's module, whose code it packs as it is when the stage runs
+    (:func:`textsift.privatization.shipping.ship_privatizer`)."""
+    from textsift.mechanisms.registry import mechanism
     from textsift.privatization.loaders import loader_modules
     from textsift.serving.packing import MODEL_MODULE
+    from textsift.serving.service import servable
 
     setting = params.privatize.settings[key]
-    ships = (MODEL_MODULE,) if ("detector", None) in setting.needs() else ()
+    ships = (MODEL_MODULE,) if servable(mechanism(setting.kind), setting, params) else ()
     return (implementation_module(setting.kind), *loader_modules(setting.needs()), *ships)
+
+
+def _privatize_params(params: Params, key: str) -> tuple[str, ...]:
+    """The index source a setting privatizes with, when it has one: whether it is a public vocabulary decides whether
+    the setting ships, and what its served model reads (:func:`textsift.serving.packing.spec`)."""
+    return tuple(f"indexes.sources.{index}" for name, index in params.privatize.settings[key].needs()
+                 if name == "index" and index is not None)
 
 
 def _privatize_loads_any() -> tuple[str, ...]:
@@ -164,11 +174,15 @@ class StageInstance:
         """The stage's outs at this instance's key."""
         return tuple(self.path(p) for p in self.stage.outs)
 
-    @property
-    def declared_params(self) -> tuple[str, ...]:
-        """The params keys the instance may read: the stage's, its input files' and its own fan-out entry."""
+    def declared_params(self, params: Params) -> tuple[str, ...]:
+        """The params keys the instance may read: the stage's, its input files', its own fan-out entry and what its
+        entry names (``Stage.params_for``: a metric-DP setting's index source)."""
         own = (f"{self.stage.foreach}.{self.key}",) if self.stage.foreach and self.key else ()
-        return (*self.stage.params, *self.stage.input_params, *own)
+        return (*self.stage.params, *self.stage.input_params, *own, *self.own_params(params))
+
+    def own_params(self, params: Params) -> tuple[str, ...]:
+        """The params keys this fan-out instance reads beyond the stage's and its own entry (``Stage.params_for``)."""
+        return self.stage.params_for(params, self.key) if self.stage.params_for and self.key else ()
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -242,6 +256,7 @@ STAGES: tuple[Stage, ...] = (
         foreach="privatize.settings",
         loads=_privatize_loads_any(),
         loads_for=lambda params, key: _privatize_loads(params, key),
+        params_for=lambda params, key: _privatize_params(params, key),
         unneeded=lambda params, key: _unneeded_by_setting(params, key),
     ),
     Stage(
@@ -264,8 +279,9 @@ STAGES: tuple[Stage, ...] = (
         summary="utility of classifiers trained on each corpus: the privacy-utility frontier",
         reads=("corpus", "detector", "interests", "fill_in", "budgets", "detect_metrics", "privatized",
                "privatize_metrics", "ledger", "noisy_embeddings", "embedding_manifest", "embedding_dp_metrics"),
-        params=("seed", "device", "evaluate", "report", "privatize.settings", "embedding_dp", "tracking.log_models",
-                "tracking.registered_model", "tracking.registered_privatizer"),
+        # indexes.sources: whether a metric-DP setting's index is a public vocabulary's decides whether it is served
+        params=("seed", "device", "evaluate", "report", "privatize.settings", "indexes.sources", "embedding_dp",
+                "tracking.log_models", "tracking.registered_model", "tracking.registered_privatizer"),
         loads=implementation_modules(),  # each setting's mechanism: whether it fills from the corpus, serves, ...
         plots=(Plot(catalog_path("frontier"), x="privacy_risk", y="utility",
                     title="Privacy-utility frontier (one point per setting)"),

@@ -46,7 +46,8 @@ class StageContext:
         if isinstance(self.params, Params):
             self.reads = self.instance.stage.reads_for(self.params, self.instance.key)
             self.declared = stage_params(self.params, self.instance)
-            self.params = DeclaredParams(self.params, self.instance.declared_params, self.instance.name)
+            self.params = DeclaredParams(self.params, self.instance.declared_params(self.params),
+                                         self.instance.name)
         else:
             self.reads = self.instance.stage.reads
 
@@ -124,4 +125,6 @@ def stage_params(params: Params, instance: StageInstance) -> dict[str, Any]:
     if instance.key and instance.stage.foreach:
         setting = select(params, instance.stage.foreach)[instance.key]
         flat.update(flatten(setting, prefix=f"{instance.stage.foreach}.{instance.key}."))
+    for key in instance.own_params(params):
+        flat.update(flatten(select(params, key), prefix=f"{key}."))
     return flat

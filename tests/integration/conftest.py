@@ -37,18 +37,20 @@ def make_project(root: Path, **overrides: object) -> Path:
     return root
 
 
-# The whole product on the tiny corpus: a tiny detector and word2vec index, one setting per mechanism
-# (detector-driven protection on), plus a
+# The whole product on the tiny corpus: a tiny detector, a word2vec index and a public GloVe one, one setting per
+# mechanism (detector-driven protection on), a served metric-DP setting over the public index, plus a
 # second DataSifterText setting: two tasks fetching the fill-in model into a cold cache at once is how
 # the first `make run` on a fresh clone failed.
 FULL_PIPELINE = {
-    "indexes__sources": {"w2v": {"kind": "word2vec", "dim": 32, "epochs": 2, "min_count": 1, "n_trees": 5}},
+    "indexes__sources": {"w2v": {"kind": "word2vec", "dim": 32, "epochs": 2, "min_count": 1, "n_trees": 5},
+                         "glove": {"kind": "glove", "vocabulary": "public", "public_words": 3000, "n_trees": 5}},
     "indexes__geometry": {"epsilons": [5, 500], "k_list": [1, 5], "draws": 20, "vocab_sample": 20},
     "privatize__settings": {
         "ds": {"kind": "datasifter", "fill_order": "parallel", "replacement": "rake_keyphrase", "k_clusters": 3},
         "ds2": {"kind": "datasifter", "pw": 0.3, "replacement": "none", "mask_detected": True},
         "mdp": {"kind": "metric_dp", "index": "w2v", "epsilon": 20},
         "mdp_det": {"kind": "metric_dp", "index": "w2v", "epsilon": 20, "replace_detected": True},
+        "mdp_pub": {"kind": "metric_dp", "index": "glove", "epsilon": 10, "replace_detected": True},
         "red": {"kind": "redact", "spans": "both", "vault": True, "labels": ["all"]},
     },
     "report__show_examples": True,

@@ -39,7 +39,7 @@ def test_flow_writes_every_output(flow_run: dict) -> None:
     evaluation = json.loads((root / "metrics/evaluate.json").read_text())
     assert 0.5 < evaluation["original"]["tfidf_logreg"]["original"]["accuracy"] <= 1.0
     table = pd.read_csv(root / "reports/evaluate/utility.csv")
-    assert set(table["setting"]) == {"original", "ds", "ds2", "mdp", "mdp_det", "red"}
+    assert set(table["setting"]) == {"original", "ds", "ds2", "mdp", "mdp_det", "mdp_pub", "red"}
     for key in ("ds", "ds2", "mdp", "red"):
         privatized = read_corpus(root / f"data/privatized/{key}.parquet")
         assert privatized[["doc_id", "label", "split"]].equals(corpus[["doc_id", "label", "split"]])
@@ -58,8 +58,8 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
     )
     by_stage = {run.data.tags["textsift.instance"]: run for run in children if "textsift.instance" in run.data.tags}
     assert set(by_stage) == {"key", "ingest", "train_detectors", "train_interests", "detect", "train_fill_in",
-                             "build_indexes@w2v", "privatize@ds", "privatize@ds2", "privatize@mdp", "privatize@mdp_det",
-                             "privatize@red",
+                             "build_indexes@w2v", "build_indexes@glove", "privatize@ds", "privatize@ds2",
+                             "privatize@mdp", "privatize@mdp_det", "privatize@mdp_pub", "privatize@red",
                              "lrp_budgets", "embedding_dp@lrp_eps50", "embedding_dp@uniform_eps50", "evaluate"}
     assert all(run.info.status == "FINISHED" for run in children)
     assert by_stage["privatize@mdp"].data.params["privatize.settings.mdp.epsilon"] == "20.0"
@@ -125,7 +125,8 @@ def test_each_privatized_corpus_classifier_is_registered_with_a_signature_and_on
     client = MlflowClient(result["tracking_uri"])
     versions = client.search_model_versions("name = 'textsift-classifier'")
     by_setting = {v.tags["textsift.setting"]: v for v in versions}
-    assert set(by_setting) == {"ds", "ds2", "mdp", "mdp_det", "red"} and len(versions) == 5  # not the original
+    assert set(by_setting) == {"ds", "ds2", "mdp", "mdp_det", "mdp_pub", "red"}
+    assert len(versions) == 6  # not the original
     proposed = client.get_run(result["parent_run_id"]).data.tags["textsift.recommended_setting"]
     assert [k for k, v in by_setting.items() if v.tags["textsift.proposed"] == "true"] == (
         [proposed] if proposed != "none" else [])
@@ -219,7 +220,7 @@ def test_each_stage_run_names_the_datasets_it_read_and_wrote_by_digest_never_row
     assert ingest["data/ingest/corpus.parquet"] == ("output", digest, {"bytes": corpus.stat().st_size, "rows": rows})
     evaluate = datasets("evaluate")
     assert evaluate["data/ingest/corpus.parquet"][:2] == ("input", digest)
-    assert {f"data/privatized/{k}.parquet" for k in ("ds", "ds2", "mdp", "mdp_det", "red")} <= set(evaluate)
+    assert {f"data/privatized/{k}.parquet" for k in ("ds", "ds2", "mdp", "mdp_det", "mdp_pub", "red")} <= set(evaluate)
     assert all(profile["rows"] == rows for name, (_, _, profile) in evaluate.items() if "privatized" in name)
 
 
@@ -228,7 +229,7 @@ def test_each_stage_run_names_the_datasets_it_read_and_wrote_by_digest_never_row
 
 def test_frontier_table_has_every_setting_with_flags(flow_run: dict) -> None:
     table = pd.read_csv(flow_run["root"] / "reports/evaluate/frontier.csv")
-    assert set(table["setting"]) == {"original", "ds", "ds2", "mdp", "mdp_det", "red"}
+    assert set(table["setting"]) == {"original", "ds", "ds2", "mdp", "mdp_det", "mdp_pub", "red"}
     assert set(table["mechanism"]) == {"none", "datasifter", "metric_dp", "redact"}
     assert table["pareto"].any()
     assert table["leak_rate"].between(0, 1).all()
@@ -245,7 +246,7 @@ def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
     client = MlflowClient(result["tracking_uri"])
     runs = client.search_runs([result["experiment_id"]], "tags.`textsift.stage` = 'frontier'")
     by_setting = {r.data.tags["textsift.setting"]: r for r in runs}
-    assert set(by_setting) == {"original", "ds", "ds2", "mdp", "mdp_det", "red"}
+    assert set(by_setting) == {"original", "ds", "ds2", "mdp", "mdp_det", "mdp_pub", "red"}
     shared = {"frontier.utility", "frontier.utility_drop", "frontier.leak_rate", "frontier.pareto",
               "privacy.token_change_fraction", "utility.tfidf_logreg.original.accuracy", "privacy.attacker.recall"}
     for run in runs:
@@ -282,7 +283,7 @@ def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:
     assert "bootstrap upper bound" in html and "Why each setting was or was not recommended" in html
     description = parent.data.tags["mlflow.note.content"]
     assert "Rule: A setting passes when every privacy criterion holds" in description
-    assert all(f"| {key} |" in description for key in ("ds", "ds2", "mdp", "mdp_det", "red"))
+    assert all(f"| {key} |" in description for key in ("ds", "ds2", "mdp", "mdp_det", "mdp_pub", "red"))
     proposed = frontier[frontier["recommended"]]
     assert list(proposed["setting"]) == ([recommended] if recommended != "none" else [])
     assert proposed["passes"].all()  # the proposal passes every stated criterion
@@ -708,9 +709,9 @@ def test_each_served_setting_is_a_registered_privatizer_that_never_repeats_a_pub
 
     root, result = flow_run["root"], flow_run["result"]
     client = MlflowClient(result["tracking_uri"])
-    # DataSifterText calibrates over a corpus; metric-DP's index holds the corpus's own words: neither is shipped
+    # DataSifterText calibrates over a corpus; a word2vec index holds the corpus's own words: neither is shipped
     assert {v.tags["textsift.setting"] for v in client.search_model_versions("name = 'textsift-privatizer'")} == {
-        "red"}
+        "red", "mdp_pub"}
     corpus = read_corpus(root / "data/ingest/corpus.parquet").head(25)
     expected = _adhoc_privatized(flow_run, tmp_path, "red", corpus)
     local = client.download_artifacts(_latest_privatizer(flow_run, "red")["run_id"], "privatizer", str(tmp_path / "m"))
@@ -728,6 +729,41 @@ def test_each_served_setting_is_a_registered_privatizer_that_never_repeats_a_pub
     assert all(out[i] != corpus["text"].iloc[i] for i in replaced)  # what the file's run redacts, it redacts
     assert not [i for i in replaced if out[i] == expected[i] or out[i] == again[i]]  # never the published draws
     packed = Path(local) / "artifacts"
+    assert not [f for f in packed.rglob("*") if f.is_file() and any(
+        t in f.read_bytes().decode("utf-8", "ignore") for t in corpus["text"])]  # no document inside the model
+
+
+def test_metric_dp_over_a_public_vocabulary_is_served_with_fresh_noise_and_nothing_of_the_corpus(
+        flow_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mdp_pub``'s index is GloVe's most frequent words, chosen without reading the corpus: its registered model
+    packs exactly those words (a corpus-filtered list would tell which public words the corpus's names are), answers
+    with noise of its own (never a published draw), writes nothing but words of that vocabulary where it changes one,
+    and holds no document."""
+    import mlflow.pyfunc
+
+    from textsift import secret_key
+    from textsift.embeddings.glove import public_glove
+    from textsift.tokenize import metric_dp_words
+
+    root, result = flow_run["root"], flow_run["result"]
+    client = MlflowClient(result["tracking_uri"])
+    local = client.download_artifacts(_latest_privatizer(flow_run, "mdp_pub")["run_id"], "privatizer",
+                                      str(tmp_path / "m"))
+    packed = Path(local) / "artifacts"
+    vocabulary = next(packed.rglob("vocab.txt")).read_text(encoding="utf-8").split("\n")[:-1]
+    assert vocabulary == public_glove(3000).words  # the published table's alone, whatever the corpus
+    monkeypatch.setenv(secret_key.ENV, (root / secret_key.KEY_FILE).read_text().strip())
+    model = mlflow.pyfunc.load_model(local)
+    corpus = read_corpus(root / "data/ingest/corpus.parquet").head(25)
+    published = read_corpus(root / "data/privatized/mdp_pub.parquet").set_index("doc_id")["text"]
+    answer = model.predict(pd.DataFrame({"id": corpus["doc_id"], "text": corpus["text"]}))
+    served = answer["text"].tolist()
+    assert not [d for d, s in zip(corpus["doc_id"], served, strict=True) if s == published[d]]
+    allowed = set(vocabulary) | {"[oov]"}
+    new_words = [{t.text.lower() for t in metric_dp_words(s)} - {t.text.lower() for t in metric_dp_words(text)}
+                 for text, s in zip(corpus["text"], served, strict=True)]
+    assert sum(map(len, new_words)) > 100 and set().union(*new_words) <= allowed
+    assert (answer["epsilon"] > 0).all()  # each answer's n * epsilon: two answers for one text compose
     assert not [f for f in packed.rglob("*") if f.is_file() and any(
         t in f.read_bytes().decode("utf-8", "ignore") for t in corpus["text"])]  # no document inside the model
 

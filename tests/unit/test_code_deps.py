@@ -163,7 +163,7 @@ def test_a_setting_that_ships_hashes_the_served_models_code_and_the_stage_covers
     params = load_params(REPO / "params.yaml")
     stage = get_stage("privatize")
     served_model = "components/textsift/serving/model.py"
-    shipped = {k for k, s in params.privatize.settings.items() if servable(mechanism(s.kind), s)}
+    shipped = {k for k, s in params.privatize.settings.items() if servable(mechanism(s.kind), s, params)}
     assert shipped and shipped != set(params.privatize.settings)
     for key in params.privatize.settings:
         code = set(stage.code(params, key))

@@ -73,7 +73,7 @@ def test_the_interest_model_is_a_stage_of_its_own_that_only_evaluate_waits_for()
     assert waits["train_interests"] == set()  # no input: the flow starts it at once
     assert "train_interests" in waits["evaluate"]
     assert [name for name, upstream in waits.items() if "train_interests" in upstream] == ["evaluate"]
-    declared = {inst.name: inst.declared_params for inst in instances(PARAMS)}
+    declared = {inst.name: inst.declared_params(PARAMS) for inst in instances(PARAMS)}
     assert "detectors.interests" in declared["train_interests"]
     # an interest-model setting re-runs train_interests (and evaluate), never the detector's training
     assert not [k for k in declared["train_detectors"] if k == "detectors" or k.startswith("detectors.interests")]

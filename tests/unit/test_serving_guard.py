@@ -8,10 +8,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import tiny_params
+from textsift.errors import ConfigError
 from textsift.mechanisms.redact.mechanism import Redaction
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.serving.guard import AuditLog, RateLimit, token_digest
-from textsift.serving.service import servable
+from textsift.serving.service import servable, serving_refusal
+
+
+def tiny_params_model(**overrides: object):  # type: ignore[no-untyped-def]
+    """The tests' tiny params, validated (:class:`textsift.config.Params`)."""
+    from textsift.config import parse_params
+
+    return parse_params(tiny_params(**overrides))
 
 
 class Clock:
@@ -48,6 +57,26 @@ def test_the_audit_log_holds_counts_and_a_token_digest_never_the_token(tmp_path:
 
 def test_a_corpus_wide_pseudonym_mapping_is_never_served() -> None:
     """Served, a corpus-scope mapping answers "which stand-in does this name get?" for every published document."""
-    assert servable(Redaction(), RedactSetting(kind="redact"))
-    assert not servable(Redaction(), RedactSetting(kind="redact", scope="corpus"))
-    assert not servable(Redaction(), RedactSetting(kind="redact", spans="gold"))
+    params = tiny_params_model()
+    assert servable(Redaction(), RedactSetting(kind="redact"), params)
+    assert not servable(Redaction(), RedactSetting(kind="redact", scope="corpus"), params)
+    assert not servable(Redaction(), RedactSetting(kind="redact", spans="gold"), params)
+
+
+def test_metric_dp_is_served_over_a_public_vocabulary_only_and_never_passes_unknown_words_through() -> None:
+    """A corpus index's words and vectors would ship inside the model; a public one holds none of the corpus. Even
+    then, ``oov_policy: keep`` would answer a rare surname outside the vocabulary as it was sent."""
+    from textsift.mechanisms.metric_dp.mechanism import MetricDP
+    from textsift.mechanisms.metric_dp.params import MetricDPSetting
+
+    params = tiny_params_model(indexes__sources={"w2v": {"kind": "word2vec"},
+                                                 "glove": {"kind": "glove", "vocabulary": "public"}})
+    over = {name: MetricDPSetting(kind="metric_dp", index=name, epsilon=10) for name in ("w2v", "glove")}
+    assert serving_refusal(MetricDP(), over["w2v"], params) == (
+        "its index (w2v) holds words and vectors learnt from the corpus: a served model would publish them (an index "
+        "with vocabulary: public can be served)")
+    assert servable(MetricDP(), over["glove"], params)
+    assert "unchanged" in (serving_refusal(MetricDP(), over["glove"].model_copy(update={"oov_policy": "keep"}),
+                                           params) or "")
+    with pytest.raises(ConfigError, match="indexes.sources.w2v: .*vocabulary: public needs published vectors"):
+        tiny_params_model(indexes__sources={"w2v": {"kind": "word2vec", "vocabulary": "public"}})

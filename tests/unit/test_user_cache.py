@@ -137,7 +137,7 @@ def test_the_detector_digest_follows_the_detector_params_the_registry_declares(t
     def digest(**overrides: object) -> str:
         params = parse_params(tiny_params(detectors__data__wnut17_path=None, detectors__data__btc_path=None,
                                           **overrides))
-        ctx = SimpleNamespace(params=DeclaredParams(params, instance.declared_params, instance.name),
+        ctx = SimpleNamespace(params=DeclaredParams(params, instance.declared_params(params), instance.name),
                               instance=instance, root=tmp_path, input=lambda name: corpus)
         return _detector_digest(ctx, "cpu", None, False)  # type: ignore[arg-type]
 

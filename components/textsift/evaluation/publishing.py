@@ -74,7 +74,7 @@ def write_frontier(
     leak_of = ctx.params.evaluate.recommend.leak_of
     rows = frontier_rows(utility, privacy, {k: s.kind for k, s in settings.items()}, options.utility,
                          leak_intervals(leaks, leak_of), leak_of)
-    refusals = {key: serving_refusal(mechanism(s.kind), s) or "" for key, s in settings.items()}
+    refusals = {key: serving_refusal(mechanism(s.kind), s, ctx.params) or "" for key, s in settings.items()}
     table = frontier_table(rows).assign(not_served=lambda t: [refusals.get(s, "") for s in t["setting"]])
     proposal = recommend(table, ctx.params.evaluate.recommend, options.utility, level)
     table = ranked(table, proposal)

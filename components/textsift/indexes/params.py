@@ -27,11 +27,26 @@ class EmbeddingSourceParams(Frozen):
         description="an index may OUTPUT only words used outside privacy spans in at least this many distinct "
                     "training documents (names never qualify); rarer words are still perturbed as inputs",
     )
+    vocabulary: Literal["corpus", "public"] = Field(
+        "corpus",
+        description="corpus: the corpus words with an embedding (outputs filtered by min_doc_freq); public: the "
+                    "source's own most frequent public_words words (glove only), chosen without reading the corpus, "
+                    "so the index holds no corpus word or vector and a setting over it can be served",
+    )
+    public_words: int = Field(50_000, ge=2, description="the public vocabulary's size (its most frequent words)")
     contextual_sample_frac: float = Field(0.05, gt=0, le=1)
     beta: float = Field(0.7, gt=0, lt=1, description="projection distortion; noise sensitivity is 1 + beta")
     delta: float = Field(1e-6, gt=0, lt=1)
     omega: Literal["log", "sqrt_log"] = Field("log", description="log: the notebook's m; sqrt_log: the paper's")
     n_trees: int = Field(50, ge=1)
+
+
+    @model_validator(mode="after")
+    def _public_needs_public_vectors(self) -> EmbeddingSourceParams:
+        if self.vocabulary == "public" and self.kind != "glove":
+            raise ValueError(f"vocabulary: public needs published vectors and their own vocabulary (kind: glove); "
+                             f"{self.kind} vectors are learnt from the corpus or pair words with corpus contexts")
+        return self
 
 
 class GeometryParams(Frozen):

@@ -152,6 +152,12 @@ def select_outputs(
     return OutputSelection(allowed, min_doc_freq, len(verdict), reasons["private"], reasons["rare"])
 
 
+def every_output(words: Sequence[str]) -> OutputSelection:
+    """Every item of a public vocabulary may be output: filtered by the corpus, the public words missing from the
+    index would be the corpus's private and rare ones (``vocabulary: public``)."""
+    return OutputSelection(np.ones(len(words), dtype=bool), 0, len(set(words)), 0, 0)
+
+
 def require_outputs(selection: OutputSelection, name: str, minimum: int = 2) -> None:
     """Raise ConfigError, naming the counts and the key to lower, when too few words may be output."""
     if selection.size < minimum:

@@ -124,11 +124,17 @@ class Mechanism(ABC):
         setting may run on any subset of the documents (chunks, the test split) with the same outputs."""
         return self.per_document
 
-    def serving_refusal(self, setting: Any) -> str | None:
+    def serving_refusal(self, setting: Any, params: Any) -> str | None:
         """Why ``setting`` does not ship as a served model (:mod:`textsift.serving`), or None when it does: a setting
-        ships when it protects something in a request and its packed resources hold no corpus text. The rule reports
-        the reason beside the setting's verdict."""
+        ships when it protects something in a request and its packed resources hold no corpus text (``params``, the
+        project's :class:`textsift.config.Params`, say what those resources are). The rule reports the reason beside
+        the setting's verdict."""
         return f"{type(self).__name__} has no served form"
+
+    def setting_metrics(self, setting: Any, resources: Resources, key: Key) -> dict[str, float]:
+        """Aggregate metrics of the setting itself, whatever the documents (metric-DP's plausible deniability at its
+        ε): the privatize stage logs them beside :attr:`PrivatizeResult.metrics`; a served call never computes them."""
+        return {}
 
     def recomputed_names(self, setting: Any) -> Callable[[Key, str, str], str] | None:
         """How anyone recomputes what replaces a person's name under a key: ``(key, the document's draw name, name) ->

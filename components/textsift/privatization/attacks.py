@@ -92,7 +92,7 @@ def oracle_metrics(docs: Documents, published: list[str], test: np.ndarray, name
     names (the first ``ORACLE_DOCUMENTS`` documents with one), the share the oracle confirms, the share of wrong
     candidates it confirms, and how many probes it sent. Nothing for a setting that is not served."""
     implementation = mechanism(setting.kind)
-    if not servable(implementation, setting):
+    if not servable(implementation, setting, resources.params):
         return {}
     owners: dict[int, set[str]] = {}
     for i in np.flatnonzero(test):
@@ -123,7 +123,7 @@ def served_leak_metrics(docs: Documents, test: np.ndarray, name: str, setting: S
     setting that is not served or a corpus without gold spans."""
     implementation = mechanism(setting.kind)
     rows = [int(i) for i in np.flatnonzero(test)]
-    if not servable(implementation, setting) or not any(docs.gold[i] for i in rows):
+    if not servable(implementation, setting, resources.params) or not any(docs.gold[i] for i in rows):
         return {}
     answers = served_privatize(implementation, setting, resources, served_key(key, name, setting),
                                [docs.texts[i] for i in rows], [docs.ids[i] for i in rows]).texts

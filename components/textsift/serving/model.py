@@ -68,7 +68,7 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         self.setting_name = packed["setting"]
         self.setting = self.params.privatize.settings[self.setting_name]
         self.mechanism = mechanism(self.setting.kind)
-        if not servable(self.mechanism, self.setting):
+        if not servable(self.mechanism, self.setting, self.params):
             raise ConfigError(f"{self.setting_name} ({self.setting.kind}) is not served (textsift.serving)")
         if not os.environ.get(secret_key.ENV):
             raise ConfigError(f"no secret key: set ${secret_key.ENV} to the project's key (`textsift key show` "

@@ -14,6 +14,7 @@ from textsift.mechanisms.registry import implementation_module
 
 SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
 DETECTOR = "detector"  # the packed detector folder's name
+INDEX = "index"  # the packed index folder's name (a metric-DP setting over a public vocabulary)
 MODEL_MODULE = "textsift.serving.model"  # the pyfunc model's module
 
 
@@ -25,9 +26,14 @@ def served_modules(kind: str) -> tuple[str, ...]:
 
 def spec(setting_name: str, params: Any, fingerprint: str) -> str:
     """The spec artifact's text: the setting served, the params serving reads (device, detection, ingest's
-    normalization) and the public fingerprint of the key its outputs were drawn with (never the key)."""
+    normalization, the setting's index source) and the public fingerprint of the key its outputs were drawn with
+    (never the key)."""
+    setting = params.privatize.settings[setting_name]
+    sources = {key: params.indexes.sources[key].model_dump(mode="json") for name, key in setting.needs()
+               if name == INDEX and key is not None}
     return json.dumps({"setting": setting_name, "key_fingerprint": fingerprint, "params": {
         "seed": params.seed, "device": params.device, "detection": params.detection.model_dump(mode="json"),
         "ingest": {"normalize": params.ingest.normalize.model_dump(mode="json")},
-        "privatize": {"settings": {setting_name: params.privatize.settings[setting_name].model_dump(mode="json")}},
+        "indexes": {"sources": sources},
+        "privatize": {"settings": {setting_name: setting.model_dump(mode="json")}},
     }}, sort_keys=True)

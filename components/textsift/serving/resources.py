@@ -1,6 +1,7 @@
 """What a served privatizer may load: :class:`textsift.mechanisms.base.Resources` over the folders packed with
-the model (no project folder, no tracking store). Only a setting that needs the detector at most is served
-(:func:`textsift.serving.model.servable`): the fill-in model, indexes and project files are never packed."""
+the model (no project folder, no tracking store). A served setting needs the detector or a public vocabulary's index
+at most (:func:`textsift.serving.service.servable`): the fill-in model, a corpus index and project files are never
+packed."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from textsift.detection.recognizers.build import recognizer_set, run_recognizers
 from textsift.device import resolve_device
 from textsift.errors import ConfigError
 from textsift.mechanisms.base import Documents
-from textsift.serving.packing import DETECTOR
+from textsift.serving.packing import DETECTOR, INDEX
 
 
 class _Recognizers:
@@ -34,24 +35,44 @@ class _Recognizers:
             return self._loaded
 
 
+class _Index:
+    """The packed index, read by the first request that needs it (once, whichever thread asks first)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self._folder = folder
+        self._loaded: Any = None
+        self._loading = threading.Lock()
+
+    def get(self) -> Any:
+        from textsift.indexes.store import load_index
+
+        if self._folder is None:
+            raise ConfigError("a served privatizer packs no index")
+        with self._loading:
+            if self._loaded is None:
+                self._loaded = load_index(self._folder)
+            return self._loaded
+
+
 class ServedResources:
     """The resources of a served setting: ``folders`` maps a packed name (``detector``) to a local folder;
     ``ceiling`` (:meth:`at_most`) caps every type's detection threshold."""
 
     def __init__(self, params: Params, folders: Mapping[str, Path], ceiling: float | None = None,
-                 recognizers: _Recognizers | None = None) -> None:
+                 recognizers: _Recognizers | None = None, index: _Index | None = None) -> None:
         self.params = params
         self.device = resolve_device(params.device)
         self._folders = dict(folders)
         self._ceiling = ceiling
         self._recognizers = recognizers or _Recognizers(params, self._folders.get(DETECTOR))
+        self._index = index or _Index(self._folders.get(INDEX))
 
     def at_most(self, ceiling: float | None) -> ServedResources:
         """These resources detecting with no type's threshold above ``ceiling`` (a request's ``threshold``: it may
         ask to find more, never less); the recognizer set is shared, loaded once. ``None``: these resources."""
         if ceiling is None:
             return self
-        return ServedResources(self.params, self._folders, ceiling, self._recognizers)
+        return ServedResources(self.params, self._folders, ceiling, self._recognizers, self._index)
 
     def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
         """The recognizer set's spans of ``docs`` (as the detect stage finds them), of ``labels`` only when given."""
@@ -66,8 +87,9 @@ class ServedResources:
         raise self._not_packed("fill-in model")
 
     def index(self, name: str) -> Any:
-        """Never packed."""
-        raise self._not_packed(f"index {name!r}")
+        """The packed index (a public vocabulary's: :meth:`~textsift.mechanisms.metric_dp.mechanism.MetricDP.
+        serving_refusal`), read once."""
+        return self._index.get()
 
     def model_folder(self, name: str, key: str) -> Path:
         """Never packed."""

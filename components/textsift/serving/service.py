@@ -12,17 +12,18 @@ from textsift.releases import SERVED, fresh_draw_name, release_key
 from textsift.secret_key import SecretKey
 
 
-def serving_refusal(implementation: Mechanism, setting: Any) -> str | None:
+def serving_refusal(implementation: Mechanism, setting: Any, params: Any) -> str | None:
     """Why a setting does not ship as a model, or None when it does: it must be per document, protect something in a
-    request and pack no corpus text (:meth:`~textsift.mechanisms.base.Mechanism.serving_refusal`)."""
+    request and pack no corpus text (:meth:`~textsift.mechanisms.base.Mechanism.serving_refusal`; ``params`` say what
+    it would pack)."""
     if not implementation.per_document:
         return "its output depends on other documents of the corpus"
-    return implementation.serving_refusal(setting)
+    return implementation.serving_refusal(setting, params)
 
 
-def servable(implementation: Mechanism, setting: Any) -> bool:
+def servable(implementation: Mechanism, setting: Any, params: Any) -> bool:
     """Whether a setting ships as a model (no :func:`serving_refusal`)."""
-    return serving_refusal(implementation, setting) is None
+    return serving_refusal(implementation, setting, params) is None
 
 
 def served_key(secret: SecretKey, name: str, setting: Any) -> SecretKey:

@@ -6,7 +6,9 @@ split), restricted to the corpus vocabulary; one seeded Gaussian projection to m
 (skipped when m ≥ d); the output vocabulary (``indexes.vocabulary``: words used outside the
 gold privacy spans in at least ``min_doc_freq`` training documents — the rest stay inputs, so
 they are perturbed, never released); an Annoy index over the outputs; then the geometry and
-plausible-deniability experiments. Outputs, written atomically: ``data/indexes/<source>/``
+plausible-deniability experiments. A source with ``vocabulary: public`` skips the corpus: its items are the
+published vectors' most frequent words, all of them outputs, so the index holds nothing learnt from the corpus
+(and its settings can be served). Outputs, written atomically: ``data/indexes/<source>/``
 (manifest, output and input vocabularies and vectors, projection, index, plots/) and
 ``metrics/build_indexes/<source>.json``. Only the manifest, aggregate metrics (vocabulary sizes,
 exclusion counts) and plots go to MLflow: the vocabularies hold corpus words.
@@ -24,6 +26,7 @@ import pandas as pd
 from textsift import rng
 from textsift.corpus import atomic_dir, spans_to_python
 from textsift.device import resolve_device
+from textsift.embeddings.glove import public_glove
 from textsift.embeddings.locate import model_folder
 from textsift.embeddings.sources import contextual_pairs, corpus_words, sample_documents, static_vectors
 from textsift.embeddings.vectors import lookup_key, vocab_sha256
@@ -36,6 +39,7 @@ from textsift.indexes.store import MANIFEST, load_index, save_index
 from textsift.indexes.vocabulary import (
     OutputSelection,
     document_frequencies,
+    every_output,
     private_words,
     require_outputs,
     select_outputs,
@@ -50,6 +54,9 @@ PLOTS = "plots"
 def index_items(ctx: StageContext, name: str, corpus: pd.DataFrame, device: str) -> tuple[list[str], np.ndarray, bool]:
     """(item labels, (n, d) vectors, lowercase) of the source ``name`` before projection."""
     source = ctx.params.indexes.sources[name]
+    if source.vocabulary == "public":  # never reads the corpus: what it holds is the published table's alone
+        table = public_glove(source.public_words)
+        return table.words, table.vectors, table.lowercase
     train = corpus.loc[corpus["split"] == "train", "text"].tolist()
     if source.kind == "bert_contextual":
         # transformers and torch: imported by BERT sources only (seconds of every other stage's start)
@@ -93,7 +100,8 @@ def index_manifest(name: str, source: EmbeddingSourceParams, items: ProjectedVoc
         "seed_keys": {"projection": f"build_indexes.projection/{name}", "annoy": f"build_indexes.annoy/{name}"},
         "vocab_size": len(distinct), "vocab_sha256": vocab_sha256(distinct), "n_items": len(items.words),
         "items_sha256": vocab_sha256(items.words), "min_doc_freq": selection.min_doc_freq,
-        "private_spans": "gold", "candidate_words": selection.candidates,
+        "vocabulary": source.vocabulary, "private_spans": "gold" if source.vocabulary == "corpus" else "none",
+        "candidate_words": selection.candidates,
         "excluded_doc_freq": selection.excluded_rare, "excluded_private_span": selection.excluded_private,
         "input_vocab_size": None if inputs is None else len(inputs.words),
         "input_vocab_sha256": None if inputs is None else vocab_sha256(inputs.words),
@@ -121,14 +129,16 @@ def _write_index(ctx: StageContext, name: str, items: ProjectedVocabulary, manif
 
 
 def _index_metrics(items: ProjectedVocabulary, selection: OutputSelection, report: Any, seconds: float,
-                   inputs: ProjectedVocabulary | None, corpus: pd.DataFrame, lowercase: bool) -> dict[str, float]:
+                   inputs: ProjectedVocabulary | None, corpus: pd.DataFrame, lowercase: bool,
+                   contextual: bool) -> dict[str, float]:
     metrics = {"index.d": float(items.d), "index.m": float(items.dim), "index.m_formula": float(items.m),
                "index.projected": float(items.projected), "index.items": float(len(items.words)),
                **{f"index.{k}": v for k, v in selection.metrics().items()},
                "index.build_seconds": seconds, **report.metrics()}
-    if inputs is not None:  # share of distinct corpus words that are perturbed rather than out of vocabulary
+    if inputs is not None:
         metrics["index.input_vocab_size"] = float(len(inputs.words))
-        metrics["index.corpus_coverage"] = _coverage(corpus, inputs.words, lowercase)
+    if not contextual:  # share of distinct corpus words that are perturbed rather than out of vocabulary
+        metrics["index.corpus_coverage"] = _coverage(corpus, (items if inputs is None else inputs).words, lowercase)
     return metrics
 
 
@@ -150,15 +160,18 @@ def run(ctx: StageContext) -> None:
     words, vectors, lowercase = index_items(ctx, name, corpus, device)
     if len(words) < 2:
         raise StageError(f"build_indexes@{name}: only {len(words)} index items (corpus ∩ embedding vocabulary)")
-    selection = output_selection(corpus, words, lowercase, source.min_doc_freq)
+    selection = (every_output(words) if source.vocabulary == "public"
+                 else output_selection(corpus, words, lowercase, source.min_doc_freq))
     require_outputs(selection, name)
     candidates = project_vocabulary(words, vectors, beta=source.beta, delta=source.delta, omega=source.omega,
                                     generator=rng.generator(ctx.params.seed, "build_indexes.projection", name))
     items = candidates.subset(selection.allowed)
-    inputs = None if source.kind == "bert_contextual" else candidates
+    # a public vocabulary's inputs are its outputs (a word outside it is out of vocabulary: the setting's oov_policy)
+    inputs = None if source.kind == "bert_contextual" or source.vocabulary == "public" else candidates
     report = _write_index(ctx, name, items, index_manifest(name, source, items, lowercase, selection, inputs), inputs,
                           device)
-    metrics = _index_metrics(items, selection, report, time.perf_counter() - started, inputs, corpus, lowercase)
+    metrics = _index_metrics(items, selection, report, time.perf_counter() - started, inputs, corpus, lowercase,
+                             source.kind == "bert_contextual")
     ctx.save("index_metrics", metrics)
     ctx.log_metrics(metrics)
     target = ctx.output("index")

@@ -71,7 +71,8 @@ def run(ctx: StageContext) -> None:
     output = corpus.assign(text=result.texts, spans=[[] for _ in result.texts], interest=None)  # truth stays private
     report = check_privatized(corpus, output, name="privatized_corpus")
     report.raise_if_failed()
-    metrics = {**{f"{setting.kind}.{k}": v for k, v in result.metrics.items()},
+    setting_metrics = implementation.setting_metrics(setting, resources, drawn)
+    metrics = {**{f"{setting.kind}.{k}": v for k, v in {**result.metrics, **setting_metrics}.items()},
                **privacy_metrics(corpus, result.texts),
                **outsider_metrics(docs, result.texts, (corpus["split"] == "test").to_numpy(), key, setting,
                                   resources, ctx.params.seed, secret), **ledger_metrics(result.spent),
@@ -81,7 +82,7 @@ def run(ctx: StageContext) -> None:
     ctx.save("privatize_metrics", metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.mechanism": setting.kind, "textsift.setting": key})
-    if ctx.tracker.params.log_models and servable(implementation, setting):
+    if ctx.tracker.params.log_models and servable(implementation, setting, ctx.params):
         ship_privatizer(ctx, key, setting)
     log.info("privatize@%s: %d docs in %.1fs, %.1f%% tokens changed", key, len(result.texts), seconds,
              100 * metrics["privacy.token_change_fraction"])

@@ -9,6 +9,8 @@ privatize stage adds leak metrics and the quality checks.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
 from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sifter import sift
@@ -42,7 +44,7 @@ class DataSifter(Mechanism):
     per_document = False  # keyphrases are swapped between documents of the corpus (§1.4)
     fills_from_corpus = True  # fills come from the corpus-trained fill-in model, keyphrases from other documents
 
-    def serving_refusal(self, setting: DataSifterSetting) -> str | None:
+    def serving_refusal(self, setting: DataSifterSetting, params: Any) -> str | None:
         """Not served: it fills from the corpus-trained model and swaps keyphrases between corpus documents."""
         return "it fills from the corpus-trained model and swaps keyphrases between corpus documents"
 

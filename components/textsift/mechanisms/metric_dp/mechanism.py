@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,11 +73,23 @@ class MetricDP(Mechanism):
     metric_weight = "tokens"  # its rates are per token: a chunked run weighs chunks by their tokens
     guarantee = "metric-DP: epsilon per perturbed word, n*epsilon per document (METHODS.md section 2)"
 
-    def serving_refusal(self, setting: MetricDPSetting) -> str | None:
-        """Not served: its index's output words and vectors are learnt from the corpus (words of
-        ``min_doc_freq`` training documents), so a packed model would publish corpus vocabulary."""
-        return (f"its index ({setting.index}) holds words and vectors learnt from the corpus: a served model would "
-                "publish them")
+    def serving_refusal(self, setting: MetricDPSetting, params: Any) -> str | None:
+        """Served over an index of a public vocabulary (``vocabulary: public``: published vectors and words, nothing
+        of the corpus) that masks or drops the words outside it; not over a corpus index, whose words and vectors a
+        packed model would publish, nor with ``oov_policy: keep``, which would answer every word outside the
+        vocabulary (a rare surname) as sent."""
+        if params.indexes.sources[setting.index].vocabulary != "public":
+            return (f"its index ({setting.index}) holds words and vectors learnt from the corpus: a served model would "
+                    "publish them (an index with vocabulary: public can be served)")
+        if setting.oov_policy == "keep":
+            return ("oov_policy: keep would answer every word outside its public vocabulary unchanged (rare names "
+                    "first)")
+        return None
+
+    def setting_metrics(self, setting: MetricDPSetting, resources: Resources, key: Key) -> dict[str, float]:
+        """The plausible-deniability summaries at the setting's ε over its index (:func:`deniability_at_epsilon`)."""
+        return deniability_at_epsilon(resources.index(setting.index), load_privatizer(setting, resources), setting,
+                                      resources.params.indexes.geometry, key)
 
     def privatize(self, docs: Documents, setting: MetricDPSetting, resources: Resources, key: Key, *,
                   vault: bool = False) -> PrivatizeResult:
@@ -84,10 +97,9 @@ class MetricDP(Mechanism):
         words (sequential composition, METHODS.md §2: the ledger).
 
         Metrics: ``tokens_changed_fraction`` and ``oov_rate`` (over all token occurrences),
-        ``tokens_per_s``, ``tokens``, ``epsilon`` (per token), ``beta`` (from the index) and the
-        plausible-deniability summaries at this ε (``deniability.*``).
+        ``tokens_per_s``, ``tokens``, ``epsilon`` (per token) and ``beta`` (from the index); the plausible
+        deniability at this ε is the setting's (:meth:`setting_metrics`).
         """
-        index = resources.index(setting.index)
         privatizer = load_privatizer(setting, resources)
         doc_ids = docs.draw_names
         regions = stand_in_regions(docs, setting, resources)
@@ -109,7 +121,6 @@ class MetricDP(Mechanism):
             "tokens_per_s": result.tokens / seconds if seconds else 0.0, "tokens": float(result.tokens),
             "epsilon": setting.epsilon, "beta": privatizer.beta,
         }
-        metrics.update(deniability_at_epsilon(index, privatizer, setting, resources.params.indexes.geometry, key))
         log.info("metric_dp@%s: %d tokens, %.1f%% changed, %.1f%% OOV, %.0f tokens/s", setting.index, result.tokens,
                  100 * metrics["tokens_changed_fraction"], 100 * metrics["oov_rate"], metrics["tokens_per_s"])
         return PrivatizeResult(result.texts, metrics, spent=[n * setting.epsilon for n in result.perturbed])

@@ -8,6 +8,7 @@ and the quality checks.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from textsift.corpus import Span
 from textsift.detection.types import canonical_type
@@ -25,7 +26,7 @@ class Redaction(Mechanism):
     fills_from_corpus = False  # stand-ins come from public Faker lists: one equal to another name is chance
     additive_metrics = ("spans_given", "regions_replaced")  # totals: a chunked run sums them
 
-    def serving_refusal(self, setting: RedactSetting) -> str | None:
+    def serving_refusal(self, setting: RedactSetting, params: Any) -> str | None:
         """Shipped as a model unless it redacts gold spans only (a request carries none, so it would change nothing;
         ``both`` is served as ``detected``: what ``textsift privatize`` does to a file without spans) or keeps one
         pseudonym per string across the corpus (``scope: corpus``): served, that mapping answers "which stand-in
