@@ -146,6 +146,10 @@ def test_each_privatized_corpus_classifier_is_registered_with_a_signature_and_on
     done = promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], "reviewed the report",
                    accept_failing=True, by="tester", privatizer="textsift-privatizer")
     assert done.privatizer_version is None  # DataSifterText is not served
+    promote(tracker, "textsift-classifier", "mdp_pub", result["parent_run_id"], "metric-DP over a public vocabulary",
+            accept_failing=True, by="tester", privatizer="textsift-privatizer")  # ships as redaction does
+    assert client.get_model_version_by_alias("textsift-privatizer", "recommended").tags["textsift.setting"] == "mdp_pub"
+    check_promoted(tracker, "models:/textsift-privatizer@recommended")
     served = promote(tracker, "textsift-classifier", "red", result["parent_run_id"], "then chose redaction",
                      accept_failing=True, by="tester", privatizer="textsift-privatizer")
     privatizer = client.get_model_version_by_alias("textsift-privatizer", "recommended")
