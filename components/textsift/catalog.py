@@ -71,6 +71,8 @@ ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("index_metrics", "metrics/build_indexes/{key}.json", "build_indexes", metrics=True),
     Artifact("privatized", "data/privatized/{key}.parquet", "privatize", form="corpus"),
     Artifact("privatize_metrics", "metrics/privatize/{key}.json", "privatize", metrics=True),
+    # what produced the release and whether its setting is served (why not): public, read by evaluate
+    Artifact("release_manifest", "data/privatized/{key}.manifest.json", "privatize", form="json"),
     # which original each pseudonym replaced, sealed with the secret key; empty without `vault: true`; never published
     Artifact("vault", "data/vault/{key}.bin", "privatize", form="blob"),
     Artifact("ledger", "data/ledger/{key}.parquet", "privatize"),  # the ε each document spent (null: not DP)

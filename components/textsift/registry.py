@@ -277,12 +277,12 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="evaluate",
         summary="utility of classifiers trained on each corpus: the privacy-utility frontier",
+        # release_manifest: each setting's facts (fills from the corpus? served, or why not?) from its release
         reads=("corpus", "detector", "interests", "fill_in", "budgets", "detect_metrics", "privatized",
-               "privatize_metrics", "ledger", "noisy_embeddings", "embedding_manifest", "embedding_dp_metrics"),
-        # indexes.sources: whether a metric-DP setting's index is a public vocabulary's decides whether it is served
-        params=("seed", "device", "evaluate", "report", "privatize.settings", "indexes.sources", "embedding_dp",
-                "tracking.log_models", "tracking.registered_model", "tracking.registered_privatizer"),
-        loads=implementation_modules(),  # each setting's mechanism: whether it fills from the corpus, serves, ...
+               "release_manifest", "privatize_metrics", "ledger", "noisy_embeddings", "embedding_manifest",
+               "embedding_dp_metrics"),
+        params=("seed", "device", "evaluate", "report", "privatize.settings", "embedding_dp", "tracking.log_models",
+                "tracking.registered_model", "tracking.registered_privatizer"),
         plots=(Plot(catalog_path("frontier"), x="privacy_risk", y="utility",
                     title="Privacy-utility frontier (one point per setting)"),
                Plot(catalog_path("embedding_table"), x="epsilon_max", y="utility",

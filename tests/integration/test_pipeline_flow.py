@@ -243,6 +243,14 @@ def test_frontier_table_has_every_setting_with_flags(flow_run: dict) -> None:
     utility = pd.read_csv(flow_run["root"] / "reports/evaluate/utility.csv")
     assert set(utility["classifier"]) == {"tfidf_logreg", "transformer"}
     assert set(utility[utility["setting"] == "ds"]["test_on"]) == {"privatized", "original"}
+    # why a setting is not served comes from its release's manifest (evaluate imports no mechanism)
+    manifests = {key: json.loads((flow_run["root"] / f"data/privatized/{key}.manifest.json").read_text())
+                 for key in ("ds", "mdp", "mdp_pub", "red")}
+    refusals = table.set_index("setting")["not_served"].fillna("")
+    assert [key for key, m in manifests.items() if m["served"]] == ["mdp_pub", "red"]
+    assert all(refusals[key] == m["not_served"] for key, m in manifests.items())
+    assert "vocabulary: public" in refusals["mdp"] and "other documents of the corpus" in refusals["ds"]
+    assert [m["fills_from_corpus"] for m in manifests.values()] == [True, True, True, False]
 
 
 def test_every_setting_run_has_the_same_metric_names(flow_run: dict) -> None:

@@ -36,7 +36,8 @@ def test_instances_expand_foreach_keys_in_sorted_order(fanned: FanOutParams) -> 
     assert [u.name for u in registry.upstream_instances(sink, fanned)] == [
         "privatize@ds_default", "privatize@mdp_eps10"]
     fan = registry.instances(fanned)[1]
-    assert fan.outs == ("data/privatized/ds_default.parquet", "data/vault/ds_default.bin",
+    assert fan.outs == ("data/privatized/ds_default.parquet", "data/privatized/ds_default.manifest.json",
+                        "data/vault/ds_default.bin",
                         "data/ledger/ds_default.parquet")  # from the catalog
     assert fan.metrics == ("metrics/privatize/ds_default.json",) and FAN.upstream == ("ingest",)
 
@@ -46,7 +47,8 @@ def test_render_uses_dvc_foreach_and_sink_depends_on_every_instance(fanned: FanO
     fan = doc["stages"]["privatize"]
     assert fan["foreach"] == ["ds_default", "mdp_eps10"]
     assert fan["do"]["cmd"] == "textsift stage privatize --key ${item}"
-    assert fan["do"]["outs"] == ["data/privatized/${item}.parquet", "data/vault/${item}.bin",
+    assert fan["do"]["outs"] == ["data/privatized/${item}.parquet", "data/privatized/${item}.manifest.json",
+                                 "data/vault/${item}.bin",
                                  "data/ledger/${item}.parquet"]
     assert "settings.${item}" in fan["do"]["params"][0][dvc_render.PARAMS_FILE]
     assert fan["do"]["metrics"] == [{"metrics/privatize/${item}.json": {"cache": False}}]

@@ -38,8 +38,6 @@ from textsift.evaluation.recommend import Recommendation, embedding_rule_text, r
 from textsift.evaluation.report import render_report
 from textsift.evaluation.setting_utility import CLASSIFIER
 from textsift.evaluation.utility import TEXT_COLUMN, UTILITY_METRICS
-from textsift.mechanisms.registry import mechanism
-from textsift.serving.service import serving_refusal
 from textsift.stage_cache import content_digest
 from textsift.stage_context import StageContext
 from textsift.tracking import PRIVATIZER_TAG, RELEASE_TAG, git_commit, newest_version
@@ -74,7 +72,7 @@ def write_frontier(
     leak_of = ctx.params.evaluate.recommend.leak_of
     rows = frontier_rows(utility, privacy, {k: s.kind for k, s in settings.items()}, options.utility,
                          leak_intervals(leaks, leak_of), leak_of)
-    refusals = {key: serving_refusal(mechanism(s.kind), s, ctx.params) or "" for key, s in settings.items()}
+    refusals = {key: ctx.load("release_manifest", key)["not_served"] for key in settings}  # the mechanism's reason
     table = frontier_table(rows).assign(not_served=lambda t: [refusals.get(s, "") for s in t["setting"]])
     proposal = recommend(table, ctx.params.evaluate.recommend, options.utility, level)
     table = ranked(table, proposal)

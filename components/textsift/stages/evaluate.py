@@ -44,7 +44,6 @@ from textsift.evaluation.setting_utility import (
     with_majority,
 )
 from textsift.evaluation.utility import UTILITY_METRICS
-from textsift.mechanisms.registry import mechanism
 from textsift.quality.privatized import check_privatized
 from textsift.quality.suites import check_corpus, check_metrics
 from textsift.stage_context import StageContext
@@ -84,7 +83,7 @@ def _score_corpora(ctx: StageContext, corpus: pd.DataFrame, clf: Any, attackers:
         scored.rows.extend(setting_rows)
         texts = private_test["text"].tolist()
         scored.attacks[key] = attackers.privatized(key, texts)
-        if mechanism(ctx.params.privatize.settings[key].kind).fills_from_corpus:  # else: a match is by chance
+        if ctx.load("release_manifest", key)["fills_from_corpus"]:  # else: a match is by chance
             scored.attacks[key].update(attackers.cross_document(key, everything, everything_spans,
                                                                 privatized["text"].tolist()))
         scored.counts[key] = leak_counts(originals, attackers.spans, texts)

@@ -7,7 +7,8 @@ This module does what every mechanism shares: the secret key (:mod:`textsift.sec
 corpus (same ids, labels and splits, row order kept: L* = L), the privacy metrics computed identically
 for every mechanism, the quality suite, and atomic writes.
 
-Outputs: ``data/privatized/<setting>.parquet`` and ``metrics/privatize/<setting>.json``.
+Outputs: ``data/privatized/<setting>.parquet`` with its manifest (:mod:`textsift.privatization.manifest`), the vault,
+the ledger and ``metrics/privatize/<setting>.json``.
 The privatized corpus stays a DVC output; only aggregates go to MLflow, and the setting itself, as a
 registered pyfunc privatizer (:mod:`textsift.privatization.shipping`). The corpus-level helpers it
 shares with ``textsift privatize`` live in :mod:`textsift.privatization.corpus`.
@@ -22,16 +23,17 @@ import pandas as pd
 
 from textsift.errors import StageError
 from textsift.evaluation.ledger import ledger_metrics, ledger_table
-from textsift.mechanisms.base import PrivatizeResult
+from textsift.mechanisms.base import Mechanism, PrivatizeResult
 from textsift.mechanisms.registry import mechanism
 from textsift.privatization.attacks import outsider_metrics
 from textsift.privatization.corpus import documents, privacy_metrics
+from textsift.privatization.manifest import release_manifest
 from textsift.privatization.resources import StageResources
 from textsift.privatization.shipping import ship_privatizer
 from textsift.quality.privatized import check_privatized
 from textsift.quality.suites import check_corpus
 from textsift.releases import release_key
-from textsift.serving.service import servable
+from textsift.serving.service import serving_refusal
 from textsift.stage_context import StageContext
 from textsift.vault import seal
 
@@ -39,11 +41,17 @@ log = logging.getLogger("textsift")
 
 
 def _write_release(ctx: StageContext, output: pd.DataFrame, result: PrivatizeResult, ids: list[str],
-                   guarantee: str) -> None:
-    """The privatized corpus, the sealed vault (empty unless the setting keeps one) and the ε ledger."""
+                   implementation: Mechanism) -> str | None:
+    """The privatized corpus, its manifest, the sealed vault (empty unless the setting keeps one) and the ε ledger;
+    why the setting is not served (None: it is)."""
+    key = ctx.instance.key or ""
+    setting = ctx.params.privatize.settings[key]
+    refusal = serving_refusal(implementation, setting, ctx.params)
     ctx.save("privatized", output)
-    ctx.save("vault", seal(result.vault, ctx.instance.key or "", ctx.secret_key))
-    ctx.save("ledger", ledger_table(ids, result.spent, guarantee))
+    ctx.save("release_manifest", release_manifest(key, setting, implementation, refusal, ctx.secret_key.fingerprint))
+    ctx.save("vault", seal(result.vault, key, ctx.secret_key))
+    ctx.save("ledger", ledger_table(ids, result.spent, implementation.guarantee))
+    return refusal
 
 
 def run(ctx: StageContext) -> None:
@@ -51,10 +59,10 @@ def run(ctx: StageContext) -> None:
 
     Reads ``corpus`` (and what the mechanism needs); runs the mechanism once, which gives the texts, its metrics, the
     ledger's ε and the vault's entries; writes ``privatized`` (ids, labels and splits kept, spans and interests
-    emptied), ``vault``, ``ledger`` and ``privatize_metrics``; logs the metrics with the outsider's attacks, tags the
-    run with mechanism and setting, ships the setting when it is servable, and logs a line with the documents, seconds
-    and share of tokens changed. Every draw is keyed by the setting's release key (the project's secret key derived for
-    this setting: :mod:`textsift.releases`) and each document's id and text.
+    emptied), its ``release_manifest``, ``vault``, ``ledger`` and ``privatize_metrics``; logs the metrics with the
+    outsider's attacks, tags the run with mechanism and setting, ships the setting when it is servable, and logs a line
+    with the documents, seconds and share of tokens changed. Every draw is keyed by the setting's release key (the
+    project's secret key derived for this setting: :mod:`textsift.releases`) and each document's id and text.
     """
     key = ctx.instance.key
     settings = ctx.params.privatize.settings
@@ -78,11 +86,11 @@ def run(ctx: StageContext) -> None:
                                   resources, ctx.params.seed, secret), **ledger_metrics(result.spent),
                "privatize.docs_per_s": len(result.texts) / seconds if seconds else 0.0, "privatize.seconds": seconds,
                **report.to_metrics()}
-    _write_release(ctx, output, result, docs.ids, implementation.guarantee)
+    refusal = _write_release(ctx, output, result, docs.ids, implementation)
     ctx.save("privatize_metrics", metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.mechanism": setting.kind, "textsift.setting": key})
-    if ctx.tracker.params.log_models and servable(implementation, setting, ctx.params):
+    if ctx.tracker.params.log_models and refusal is None:
         ship_privatizer(ctx, key, setting)
     log.info("privatize@%s: %d docs in %.1fs, %.1f%% tokens changed", key, len(result.texts), seconds,
              100 * metrics["privacy.token_change_fraction"])
