@@ -172,7 +172,9 @@ def privatize_file(
     # loaded once for every chunk: models, indexes, the detected-spans file
     # the setting's release key, as the pipeline's: each document draws by its id and text (textsift.releases), so
     # only the exact published (id, text) gives the published output, and another file's row-1 draws afresh
-    resources, key = StageResources(ctx), release_key(secret_key.ensure(root), setting.kind, setting_name, setting)
+    resources = StageResources(ctx)
+    key = release_key(secret_key.ensure(root), setting.kind, setting_name, setting,
+                      context=mechanism(setting.kind).release_context(setting, resources))
     ok, parts = False, []
     progress = Progress(planned.accepted, f"privatize@{setting_name}")
     try:

@@ -7,7 +7,8 @@ would, and a service that pseudonymizes with the published corpus's draws confir
 decides what is released derives from a key of the release it belongs to, and from the content it perturbs:
 
 - :func:`release_key` — the project's secret key derived for (mechanism kind, setting name, digest of the setting's
-  parameters, scope). Two settings, or one setting whose parameters changed, draw independently; ``scope``
+  parameters and of what else its draws depend on, scope). Two settings, or one setting whose parameters or index
+  changed, draw independently; ``scope``
   separates what the pipeline publishes (:data:`PUBLISHED`) from what ``textsift serve`` answers (:data:`SERVED`).
 - :func:`draw_name` — the per-document name every generator of a release is keyed by: the document's id and a
   digest of its content. Another text under the same id (an edited document, another file's ``row-1``, a request
@@ -23,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from textsift.secret_key import SecretKey
@@ -45,9 +47,13 @@ def setting_digest(setting: Any) -> str:
     return hashlib.blake2b(json.dumps(kept, sort_keys=True).encode(), digest_size=8).hexdigest()
 
 
-def release_key(secret: SecretKey, kind: str, name: str, setting: Any, scope: str = PUBLISHED) -> SecretKey:
-    """The key of one setting's releases: a PRF of the secret key and (scope, kind, name, parameters)."""
-    return secret.derive(_SEP.join(("release", scope, kind, name, setting_digest(setting))))
+def release_key(secret: SecretKey, kind: str, name: str, setting: Any, scope: str = PUBLISHED,
+                context: Mapping[str, Any] | None = None) -> SecretKey:
+    """The key of one setting's releases: a PRF of the secret key and (scope, kind, name, parameters) and, when given,
+    ``context``: what else its draws depend on (``Mechanism.release_context``: a metric-DP setting's index), so a
+    release over a rebuilt index (another β, vocabulary or corpus) draws afresh instead of rescaling the same noise."""
+    parts = ("release", scope, kind, name, setting_digest(setting))
+    return secret.derive(_SEP.join((*parts, setting_digest(dict(context))) if context else parts))
 
 
 def content_digest(content: str | bytes) -> str:

@@ -9,6 +9,7 @@ from textsift.budgets.allocation import laplace_noise
 from textsift.evaluation.ledger import composed_epsilon
 from textsift.mechanisms.base import Documents
 from textsift.mechanisms.metric_dp.params import MetricDPSetting
+from textsift.mechanisms.redact.mechanism import Redaction
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact
 from textsift.releases import SERVED, draw_name, fresh_draw_name, release_key, setting_digest
@@ -25,6 +26,35 @@ def test_each_setting_name_parameters_and_scope_has_its_own_key() -> None:
             release_key(SecretKey(bytes(range(1, 33))), "metric_dp", "a", EPS10)]
     assert len({k.material for k in keys}) == len(keys)
     assert release_key(SECRET, "metric_dp", "a", EPS10).material == keys[0].material  # its holder reproduces it
+
+
+class _Index:
+    """Resources holding one index whose manifest names its β."""
+
+    def __init__(self, beta: float) -> None:
+        self.manifest = {"source": "w2v", "beta": beta, "items_sha256": "same vocabulary"}
+
+    def index(self, name: str) -> _Index:
+        return self
+
+
+def test_a_metric_dp_release_over_a_rebuilt_index_draws_afresh() -> None:
+    """Noise magnitudes are Gamma(m, (1 + β)/ε): under one key, another β rescales every draw by exactly the same
+    factor (two releases, one draw). The index's manifest is part of the release key, so they are independent."""
+    from textsift import rng
+    from textsift.mechanisms.metric_dp.mechanism import MetricDP
+
+    def magnitudes(beta: float, bound: bool = True) -> np.ndarray:
+        context = MetricDP().release_context(EPS10, _Index(beta)) if bound else None  # type: ignore[arg-type]
+        key = release_key(SECRET, "metric_dp", "a", EPS10, context=context)
+        return rng.generator(key, "privatize.noise", "doc").gamma(8, (1 + beta) / 10, size=200)
+
+    assert np.allclose(magnitudes(0.8, bound=False) / magnitudes(0.7, bound=False), 1.8 / 1.7)  # keyed by setting
+    ratio = magnitudes(0.8) / magnitudes(0.7)
+    assert ratio.std() > 0.2  # independent draws
+    assert Redaction().release_context(RedactSetting(kind="redact"), None) == {}  # type: ignore[arg-type]
+    assert release_key(SECRET, "redact", "r", EPS10, context={}).material == release_key(
+        SECRET, "redact", "r", EPS10).material  # nothing to bind: existing keys unchanged
 
 
 def test_another_text_under_the_same_id_draws_afresh_and_served_names_are_never_repeated() -> None:

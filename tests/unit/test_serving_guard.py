@@ -78,5 +78,10 @@ def test_metric_dp_is_served_over_a_public_vocabulary_only_and_never_passes_unkn
     assert servable(MetricDP(), over["glove"], params)
     assert "unchanged" in (serving_refusal(MetricDP(), over["glove"].model_copy(update={"oov_policy": "keep"}),
                                            params) or "")
+    # what /analyze lists and a request's "entities" may widen: the words it replaces by type, if any
+    assert MetricDP().entity_types(over["glove"]) is None  # no detection: "entities" would change nothing
+    guarded = over["glove"].model_copy(update={"replace_detected": True})
+    assert MetricDP().entity_types(guarded) == ["PERSON", "EMAIL", "PHONE", "ID", "URL"]
+    assert not MetricDP().fills_from_corpus(over["glove"], params) and MetricDP().fills_from_corpus(over["w2v"], params)
     with pytest.raises(ConfigError, match="indexes.sources.w2v: .*vocabulary: public needs published vectors"):
         tiny_params_model(indexes__sources={"w2v": {"kind": "word2vec", "vocabulary": "public"}})

@@ -101,8 +101,6 @@ class Mechanism(ABC):
         per_document: whether a document's output depends only on the document, its id and the key (then batches and
             row order never change it); DataSifterText calibrates its masking rate and swaps keyphrases over the
             whole corpus, by design (METHODS.md §1).
-        fills_from_corpus: False when replacements come from no corpus-trained model or index (redaction's public
-            Faker lists), so evaluate does not count another document's name in its output as disclosed.
         additive_metrics: the metrics that are totals over documents, which a chunked run (:mod:`textsift.chunked`)
             sums; it averages every other metric over the chunks, weighted by documents or by ``metric_weight``.
         metric_weight: the metric a chunked run weighs chunks by (None: documents).
@@ -110,7 +108,6 @@ class Mechanism(ABC):
     """
 
     per_document: ClassVar[bool]
-    fills_from_corpus: ClassVar[bool] = True
     additive_metrics: ClassVar[tuple[str, ...]] = ()
     metric_weight: ClassVar[str | None] = None
     guarantee: ClassVar[str] = ""
@@ -130,6 +127,22 @@ class Mechanism(ABC):
         project's :class:`textsift.config.Params`, say what those resources are). The rule reports the reason beside
         the setting's verdict."""
         return f"{type(self).__name__} has no served form"
+
+    def entity_types(self, setting: Any) -> list[str] | None:
+        """The detected entity types ``setting`` protects by type (what a served request's ``entities`` may widen and
+        /analyze lists), or None when it protects none by type."""
+        return None
+
+    def fills_from_corpus(self, setting: Any, params: Any) -> bool:
+        """Whether ``setting``'s replacements come from a corpus-trained model or index, so that another document's
+        name in its output may be disclosed rather than chance (evaluate then measures the cross-document attacker);
+        False where they come from public lists alone (redaction's Faker stand-ins, a public vocabulary)."""
+        return True
+
+    def release_context(self, setting: Any, resources: Resources) -> dict[str, Any]:
+        """What ``setting``'s draws depend on beyond its own parameters, folded into its release key
+        (:func:`textsift.releases.release_key`): a release over another version of it draws afresh. Nothing here."""
+        return {}
 
     def setting_metrics(self, setting: Any, resources: Resources, key: Key) -> dict[str, float]:
         """Aggregate metrics of the setting itself, whatever the documents (metric-DP's plausible deniability at its

@@ -105,7 +105,8 @@ def oracle_metrics(docs: Documents, published: list[str], test: np.ndarray, name
     probes = [(i, c) for i in owners for c in candidates]
     if not probes:
         return {}
-    answers = served_privatize(implementation, setting, resources, served_key(key, name, setting),
+    served = served_key(key, name, setting, implementation, resources)
+    answers = served_privatize(implementation, setting, resources, served,
                                [ORACLE_TEMPLATE.format(c) for _, c in probes], [docs.ids[i] for i, _ in probes]).texts
     prefix, suffix = ORACLE_TEMPLATE.split("{}")
     hits = [(c in owners[i], bool(s) and s != c and s in published[i]) for (i, c), s in zip(
@@ -125,7 +126,8 @@ def served_leak_metrics(docs: Documents, test: np.ndarray, name: str, setting: S
     rows = [int(i) for i in np.flatnonzero(test)]
     if not servable(implementation, setting, resources.params) or not any(docs.gold[i] for i in rows):
         return {}
-    answers = served_privatize(implementation, setting, resources, served_key(key, name, setting),
+    served = served_key(key, name, setting, implementation, resources)
+    answers = served_privatize(implementation, setting, resources, served,
                                [docs.texts[i] for i in rows], [docs.ids[i] for i in rows]).texts
     leaks = leak_rates([docs.texts[i] for i in rows], [docs.gold[i] for i in rows], answers)
     return {f"served.{k}": v for k, v in leaks.items() if k.startswith("leak.rate")}

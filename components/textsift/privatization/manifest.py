@@ -14,10 +14,10 @@ from typing import Any
 from textsift.mechanisms.base import Mechanism
 
 
-def release_manifest(setting_name: str, setting: Any, implementation: Mechanism, refusal: str | None,
+def release_manifest(setting_name: str, setting: Any, implementation: Mechanism, params: Any, refusal: str | None,
                      fingerprint: str) -> dict[str, Any]:
     """The manifest of ``setting_name``'s release: its mechanism, the guarantee written beside its ledger, whether it
     fills from the corpus, whether it is served (``refusal``: why not) and the fingerprint of the key it drew with."""
     return {"setting": setting_name, "mechanism": setting.kind, "guarantee": implementation.guarantee,
-            "fills_from_corpus": implementation.fills_from_corpus, "served": refusal is None,
+            "fills_from_corpus": implementation.fills_from_corpus(setting, params), "served": refusal is None,
             "not_served": refusal or "", "key_fingerprint": fingerprint}

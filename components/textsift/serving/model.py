@@ -77,8 +77,9 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         if secret is None or secret.fingerprint != packed["key_fingerprint"]:
             raise ConfigError(f"${secret_key.ENV} is not the key this privatizer was built with (fingerprint "
                               f"{packed['key_fingerprint']})")
-        self.key = served_key(secret, self.setting_name, self.setting)  # no published output was drawn with it
         self.resources = ServedResources(self.params, {k: Path(v) for k, v in context.artifacts.items() if k != SPEC})
+        # no published output was drawn with it
+        self.key = served_key(secret, self.setting_name, self.setting, self.mechanism, self.resources)
 
     def analyze(self, texts: list[str], entities: list[str] | None = None,
                 threshold: float | None = None) -> list[list[Span]]:
@@ -86,9 +87,12 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         as its recognizer set finds them (every type's threshold at most ``threshold`` when given): offsets into the
         text as sent and a type, no score (a detector's scores on names it trained on would say which names those
         were; which spans it finds, /privatize shows anyway)."""
+        types = self.mechanism.entity_types(self.setting_for(entities))
+        if types is None:
+            raise InputError(f"the served setting ({self.setting.kind}) protects no entity type: /analyze has "
+                             "nothing to list")
         docs = Documents(list(texts), [str(i) for i in range(len(texts))], [[] for _ in texts])
-        resources = self.resources.at_most(_ceiling(threshold))
-        return resources.detected(docs, getattr(self.setting_for(entities), "labels", None))
+        return self.resources.at_most(_ceiling(threshold)).detected(docs, types)
 
     def setting_for(self, entities: list[str] | None) -> Any:
         """The served setting protecting ``entities`` (types and groups, e.g. ``[direct, LOC]``) instead of its own
@@ -101,7 +105,7 @@ class PrivatizerModel(mlflow.pyfunc.PythonModel):
         """
         if entities is None:
             return self.setting
-        own = getattr(self.setting, "labels", None)
+        own = self.mechanism.entity_types(self.setting)
         if own is None:
             raise InputError(f"the served setting ({self.setting.kind}) does not protect by entity type: "
                              "send no \"entities\"")

@@ -26,10 +26,12 @@ def servable(implementation: Mechanism, setting: Any, params: Any) -> bool:
     return serving_refusal(implementation, setting, params) is None
 
 
-def served_key(secret: SecretKey, name: str, setting: Any) -> SecretKey:
+def served_key(secret: SecretKey, name: str, setting: Any, implementation: Mechanism, resources: Resources
+               ) -> SecretKey:
     """The key a served setting draws with: derived for serving (:data:`textsift.releases.SERVED`), so no answer
-    repeats a draw of the published corpus."""
-    return release_key(secret, setting.kind, name, setting, scope=SERVED)
+    repeats a draw of the published corpus, and bound to what its draws depend on (``Mechanism.release_context``)."""
+    return release_key(secret, setting.kind, name, setting, scope=SERVED,
+                       context=implementation.release_context(setting, resources))
 
 
 def served_privatize(implementation: Mechanism, setting: Any, resources: Resources, key: SecretKey,

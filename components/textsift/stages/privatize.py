@@ -48,7 +48,8 @@ def _write_release(ctx: StageContext, output: pd.DataFrame, result: PrivatizeRes
     setting = ctx.params.privatize.settings[key]
     refusal = serving_refusal(implementation, setting, ctx.params)
     ctx.save("privatized", output)
-    ctx.save("release_manifest", release_manifest(key, setting, implementation, refusal, ctx.secret_key.fingerprint))
+    ctx.save("release_manifest", release_manifest(key, setting, implementation, ctx.params, refusal,
+                                                  ctx.secret_key.fingerprint))
     ctx.save("vault", seal(result.vault, key, ctx.secret_key))
     ctx.save("ledger", ledger_table(ids, result.spent, implementation.guarantee))
     return refusal
@@ -68,19 +69,19 @@ def run(ctx: StageContext) -> None:
     settings = ctx.params.privatize.settings
     if key not in settings:
         raise StageError(f"privatize: no setting {key!r} in privatize.settings ({', '.join(settings) or 'none'})")
-    setting = settings[key]
-    corpus = ctx.load("corpus")
+    setting, corpus = settings[key], ctx.load("corpus")
     check_corpus(corpus, name="privatize_input").raise_if_failed()
     started, resources, docs, secret = time.perf_counter(), StageResources(ctx), documents(corpus), ctx.secret_key
     implementation = mechanism(setting.kind)
-    drawn = release_key(secret, setting.kind, key, setting)  # this setting's own draws (textsift.releases)
+    context = implementation.release_context(setting, resources)  # e.g. the index: a rebuilt one draws afresh
+    drawn = release_key(secret, setting.kind, key, setting, context=context)  # its own draws (textsift.releases)
     result = implementation.privatize(docs, setting, resources, drawn, vault=getattr(setting, "vault", False))
     seconds = time.perf_counter() - started
     output = corpus.assign(text=result.texts, spans=[[] for _ in result.texts], interest=None)  # truth stays private
     report = check_privatized(corpus, output, name="privatized_corpus")
     report.raise_if_failed()
-    setting_metrics = implementation.setting_metrics(setting, resources, drawn)
-    metrics = {**{f"{setting.kind}.{k}": v for k, v in {**result.metrics, **setting_metrics}.items()},
+    own = {**result.metrics, **implementation.setting_metrics(setting, resources, drawn)}
+    metrics = {**{f"{setting.kind}.{k}": v for k, v in own.items()},
                **privacy_metrics(corpus, result.texts),
                **outsider_metrics(docs, result.texts, (corpus["split"] == "test").to_numpy(), key, setting,
                                   resources, ctx.params.seed, secret), **ledger_metrics(result.spent),

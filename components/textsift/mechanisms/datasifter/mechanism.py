@@ -42,7 +42,6 @@ class DataSifter(Mechanism):
     """DataSifterText: mask, fill and swap keyphrases between documents (METHODS.md §1)."""
 
     per_document = False  # keyphrases are swapped between documents of the corpus (§1.4)
-    fills_from_corpus = True  # fills come from the corpus-trained fill-in model, keyphrases from other documents
 
     def serving_refusal(self, setting: DataSifterSetting, params: Any) -> str | None:
         """Not served: it fills from the corpus-trained model and swaps keyphrases between corpus documents."""

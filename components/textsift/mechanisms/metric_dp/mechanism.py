@@ -21,6 +21,7 @@ import numpy as np
 
 from textsift import rng
 from textsift.corpus import Span
+from textsift.detection.types import ENTITY_TYPES
 from textsift.errors import ConfigError
 from textsift.evaluation.geometry import deniability, sample_items
 from textsift.indexes.params import GeometryParams
@@ -68,7 +69,6 @@ class MetricDP(Mechanism):
     """Metric-DP word replacement (METHODS.md §2), optionally with redaction's stand-ins for detected spans."""
 
     per_document = True  # each word's noise is keyed by (release key, document's draw name, position)
-    fills_from_corpus = True  # replacements are the index's output words, learned from the corpus
     additive_metrics = ("tokens",)  # a total: a chunked run sums it
     metric_weight = "tokens"  # its rates are per token: a chunked run weighs chunks by their tokens
     guarantee = "metric-DP: epsilon per perturbed word, n*epsilon per document (METHODS.md section 2)"
@@ -85,6 +85,23 @@ class MetricDP(Mechanism):
             return ("oov_policy: keep would answer every word outside its public vocabulary unchanged (rare names "
                     "first)")
         return None
+
+    def entity_types(self, setting: MetricDPSetting) -> list[str] | None:
+        """Its ``labels`` when it replaces detected words (``replace_detected``); None otherwise, when the detector, if
+        it runs at all, only places a hybrid's stand-ins (``stand_ins``, fixed when the setting was judged)."""
+        if not setting.replace_detected:
+            return None
+        return list(ENTITY_TYPES if setting.labels is None else setting.labels)
+
+    def fills_from_corpus(self, setting: MetricDPSetting, params: Any) -> bool:
+        """Over a corpus index: its output words are corpus words. Over a public vocabulary: never (GloVe's words;
+        a hybrid's stand-ins are redaction's public ones)."""
+        return params.indexes.sources[setting.index].vocabulary != "public"
+
+    def release_context(self, setting: MetricDPSetting, resources: Resources) -> dict[str, Any]:
+        """The index's manifest (its source, β, projection seed, vocabulary digests): the same noise over a rebuilt
+        index would be two equations in one draw (another β rescales it exactly)."""
+        return {"index": resources.index(setting.index).manifest}
 
     def setting_metrics(self, setting: MetricDPSetting, resources: Resources, key: Key) -> dict[str, float]:
         """The plausible-deniability summaries at the setting's ε over its index (:func:`deniability_at_epsilon`)."""

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from textsift.corpus import Span
-from textsift.detection.types import canonical_type
+from textsift.detection.types import ENTITY_TYPES, canonical_type
 from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
 from textsift.mechanisms.redact.operators import digest, operator_of, requested
 from textsift.mechanisms.redact.params import RedactSetting
@@ -23,8 +23,15 @@ class Redaction(Mechanism):
     """Redaction with pseudonyms (or placeholders) over gold, detected or both spans."""
 
     per_document = True  # a stand-in is keyed by (release key, document's draw name, original string)
-    fills_from_corpus = False  # stand-ins come from public Faker lists: one equal to another name is chance
     additive_metrics = ("spans_given", "regions_replaced")  # totals: a chunked run sums them
+
+    def entity_types(self, setting: RedactSetting) -> list[str] | None:
+        """Its ``labels`` (none named: every type): every detected span of those types is replaced."""
+        return list(ENTITY_TYPES if setting.labels is None else setting.labels)
+
+    def fills_from_corpus(self, setting: RedactSetting, params: Any) -> bool:
+        """Never: stand-ins come from public Faker lists, so one equal to another document's name is chance."""
+        return False
 
     def serving_refusal(self, setting: RedactSetting, params: Any) -> str | None:
         """Shipped as a model unless it redacts gold spans only (a request carries none, so it would change nothing;
