@@ -39,7 +39,8 @@ def _input_files(stage: Stage, params: Params) -> list[str]:
 
 
 def read_paths(stage: Stage, params: Params, key: str | None = None) -> list[str]:
-    """The paths of what ``stage`` reads: each catalog artifact, a keyed one at every key params give it.
+    """The paths of what ``stage`` reads: each catalog artifact, a keyed one at every key params give it (with
+    ``key``, at the keys that instance reads: ``Stage.read_keys``).
 
     A read the params make unneeded (``Stage.unneeded``) is left out; a fan-out stage shares one DVC body,
     so there a read is left out only when no instance needs it. With ``key``: what that one instance reads
@@ -49,9 +50,10 @@ def read_paths(stage: Stage, params: Params, key: str | None = None) -> list[str
     needed = {name for key in keys for name in stage.reads_for(params, key)}
     out = []
     for name in (n for n in stage.reads if n in needed):
-        entry = artifact(name)
+        entry, narrowed = artifact(name), stage.keys_read(params, key, name)
         if entry.keyed:
-            out += [entry.at(inst.key) for inst in instances(params) if inst.stage.name == entry.producer]
+            out += [entry.at(inst.key) for inst in instances(params) if inst.stage.name == entry.producer
+                    and (narrowed is None or inst.key in narrowed)]
         else:
             out.append(entry.path)
     return out

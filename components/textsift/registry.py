@@ -62,6 +62,7 @@ class Stage:
     loads: tuple[str, ...] = ()  # modules the stage imports by name (mechanisms by kind): code deps too
     loads_for: Callable[[Params, str], tuple[str, ...]] | None = None  # ... those one instance imports
     params_for: Callable[[Params, str], tuple[str, ...]] | None = None  # params keys one instance reads beyond these
+    read_keys: Callable[[Params, str], dict[str, tuple[str, ...]]] | None = None  # keyed reads one instance narrows
     always: bool = False  # runs every time (DVC always_changed; never from the flow's stage cache)
 
     @property
@@ -89,6 +90,11 @@ class Stage:
         without the fill-in model, a detector trained on its own encoder)."""
         skipped = self.unneeded(params, key) if self.unneeded is not None else ()
         return tuple(name for name in self.reads if name not in skipped)
+
+    def keys_read(self, params: Params, key: str | None, name: str) -> tuple[str, ...] | None:
+        """The keys of keyed read ``name`` that instance ``key`` reads (its setting's ``needs()``: a metric-DP
+        setting reads its own index, not every index); None when it reads every key."""
+        return self.read_keys(params, key).get(name) if self.read_keys is not None and key is not None else None
 
     def instance_needs(self, params: Params, key: str | None = None) -> tuple[tuple[str, str | None], ...]:
         """What one instance needs to run ad hoc (:mod:`textsift.prerequisites`): its non-keyed reads."""
@@ -135,6 +141,17 @@ def _privatize_loads(params: Params, key: str) -> tuple[str, ...]:
     setting = params.privatize.settings[key]
     ships = (MODEL_MODULE,) if servable(mechanism(setting.kind), setting, params) else ()
     return (implementation_module(setting.kind), *loader_modules(setting.needs()), *ships)
+
+
+def _privatize_read_keys(params: Params, key: str) -> dict[str, tuple[str, ...]]:
+    """The keyed artifacts a setting names in its ``needs()`` (its index), with what comes along (the index's
+    metrics): those keys only, so adding or rebuilding another index re-runs none of its settings."""
+    named: dict[str, tuple[str, ...]] = {}
+    for name, index in params.privatize.settings[key].needs():
+        if index is not None:
+            for read in (name, *_NEEDS_ALSO.get(name, ())):
+                named[read] = (*named.get(read, ()), index)
+    return named
 
 
 def _privatize_params(params: Params, key: str) -> tuple[str, ...]:
@@ -257,6 +274,7 @@ STAGES: tuple[Stage, ...] = (
         loads=_privatize_loads_any(),
         loads_for=lambda params, key: _privatize_loads(params, key),
         params_for=lambda params, key: _privatize_params(params, key),
+        read_keys=lambda params, key: _privatize_read_keys(params, key),
         unneeded=lambda params, key: _unneeded_by_setting(params, key),
     ),
     Stage(
@@ -314,6 +332,9 @@ def instances(params: Params) -> list[StageInstance]:
 
 def upstream_instances(instance: StageInstance, params: Params) -> list[StageInstance]:
     """The instances an instance waits for: every instance of each stage writing what it reads (its own reads,
-    narrowed by its params: an index over word2vec does not wait for the fill-in model)."""
-    names = {artifact(name).producer for name in instance.stage.reads_for(params, instance.key)}
-    return [i for i in instances(params) if i.stage.name in names]
+    narrowed by its params: an index over word2vec does not wait for the fill-in model; a metric-DP setting waits for
+    its own index only)."""
+    reads = instance.stage.reads_for(params, instance.key)
+    waits = {artifact(name).producer: instance.stage.keys_read(params, instance.key, name) for name in reads}
+    return [i for i in instances(params) if i.stage.name in waits and (waits[i.stage.name] is None
+                                                                        or i.key in waits[i.stage.name])]

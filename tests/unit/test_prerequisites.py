@@ -62,8 +62,21 @@ def test_in_the_flow_a_setting_waits_only_for_the_producers_of_what_it_needs() -
              for inst in instances(PARAMS) if inst.stage.name == "privatize"}
     assert waits["ds"] == {"key", "ingest", "train_fill_in"}  # runs while the detector trains
     assert waits["red_gold"] == {"key", "ingest"}
-    assert waits["mdp"] == {"key", "ingest", "train_detectors", "detect", "build_indexes@w2v", "build_indexes@bert"}
-    assert {"train_detectors", "detect"}.isdisjoint(waits["mdp_bert"])
+    assert waits["mdp"] == {"key", "ingest", "train_detectors", "detect", "build_indexes@w2v"}  # its own index
+    assert {"train_detectors", "detect", "build_indexes@w2v"}.isdisjoint(waits["mdp_bert"])
+    assert "build_indexes@bert" in waits["mdp_bert"]
+
+
+def test_a_metric_dp_instance_hashes_its_own_index_only() -> None:
+    """Adding or rebuilding another index re-runs none of a setting's work: DVC and the flow's cache hash the index
+    (and its metrics) that the setting names, not every index."""
+    from textsift.dvc_render import stage_deps
+    from textsift.registry import get_stage
+
+    deps = set(stage_deps(get_stage("privatize"), PARAMS, "mdp"))
+    assert {"data/indexes/w2v", "metrics/build_indexes/w2v.json"} <= deps
+    assert not {"data/indexes/bert", "metrics/build_indexes/bert.json"} & deps
+    assert {"data/indexes/w2v", "data/indexes/bert"} <= set(stage_deps(get_stage("privatize"), PARAMS))  # the body
 
 
 def test_the_interest_model_is_a_stage_of_its_own_that_only_evaluate_waits_for() -> None:
