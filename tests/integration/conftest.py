@@ -56,10 +56,11 @@ FULL_PIPELINE = {
     "report__show_examples": True,
 }
 # One setting of each mechanism, for the modules that run the pipeline again and again (killed and rerun, on a Dask
-# cluster): the second DataSifterText and the detector-driven metric-DP settings add no stage, output area or
-# placement to what they check, only minutes. Such a module sets it as its ``FLOW_OVERRIDES``.
+# cluster): the second DataSifterText, the detector-driven metric-DP settings and the public index add no stage kind,
+# output area or placement to what they check, only minutes. Such a module sets it as its ``FLOW_OVERRIDES``.
 ONE_SETTING_EACH = {"privatize__settings": {name: FULL_PIPELINE["privatize__settings"][name]  # type: ignore[index]
-                                            for name in ("ds", "mdp", "red")}}
+                                            for name in ("ds", "mdp", "red")},
+                    "indexes__sources": {"w2v": FULL_PIPELINE["indexes__sources"]["w2v"]}}  # type: ignore[index]
 
 
 @pytest.fixture(scope="module")
