@@ -36,7 +36,8 @@ class _Recognizers:
 
 
 class _Index:
-    """The packed index, read by the first request that needs it (once, whichever thread asks first)."""
+    """The packed index, read once by whichever thread asks first (the model's load: the served key is bound to the
+    index's manifest, ``Mechanism.release_context``)."""
 
     def __init__(self, folder: Path | None) -> None:
         self._folder = folder
