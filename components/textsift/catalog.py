@@ -9,6 +9,7 @@ written in exactly one place. A ``{key}`` in a path is the fan-out key of its pr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from textsift.errors import StageError
@@ -107,6 +108,11 @@ def artifact(name: str) -> Artifact:
 def path(name: str, key: str | None = None) -> str:
     """The relative path of artifact ``name`` (for fan-out ``key``)."""
     return artifact(name).at(key)
+
+
+def needed_keys(needs: Iterable[tuple[str, str | None]], name: str) -> tuple[str, ...]:
+    """The keys at which a setting's ``needs()`` name the keyed artifact ``name`` (a metric-DP setting's index)."""
+    return tuple(key for needed, key in needs if needed == name and key is not None)
 
 
 def written_by(stage: str) -> tuple[Artifact, ...]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from textsift.catalog import artifact, written_by
+from textsift.catalog import artifact, needed_keys, written_by
 from textsift.catalog import path as catalog_path
 from textsift.code_deps import stage_code
 from textsift.config import Params, select
@@ -146,19 +146,15 @@ def _privatize_loads(params: Params, key: str) -> tuple[str, ...]:
 def _privatize_read_keys(params: Params, key: str) -> dict[str, tuple[str, ...]]:
     """The keyed artifacts a setting names in its ``needs()`` (its index), with what comes along (the index's
     metrics): those keys only, so adding or rebuilding another index re-runs none of its settings."""
-    named: dict[str, tuple[str, ...]] = {}
-    for name, index in params.privatize.settings[key].needs():
-        if index is not None:
-            for read in (name, *_NEEDS_ALSO.get(name, ())):
-                named[read] = (*named.get(read, ()), index)
-    return named
+    needs = params.privatize.settings[key].needs()
+    named = {name: needed_keys(needs, name) for name, index in needs if index is not None}
+    return {**named, **{also: keys for name, keys in named.items() for also in _NEEDS_ALSO.get(name, ())}}
 
 
 def _privatize_params(params: Params, key: str) -> tuple[str, ...]:
     """The index source a setting privatizes with, when it has one: whether it is a public vocabulary decides whether
     the setting ships, and what its served model reads (:func:`textsift.serving.packing.spec`)."""
-    return tuple(f"indexes.sources.{index}" for name, index in params.privatize.settings[key].needs()
-                 if name == "index" and index is not None)
+    return tuple(f"indexes.sources.{index}" for index in needed_keys(params.privatize.settings[key].needs(), "index"))
 
 
 def _privatize_loads_any() -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+from textsift.catalog import needed_keys
 from textsift.config import Setting
 from textsift.detection.recognizers.spacy_ner import pipeline_packages
 from textsift.serving.packing import DETECTOR, INDEX, served_modules, spec
@@ -26,8 +27,7 @@ def ship_privatizer(ctx: StageContext, key: str, setting: Setting) -> str:
     folder = ctx.model(DETECTOR) if (DETECTOR, None) in setting.needs() else None
     spacy = folder is not None and "spacy" in ctx.params.detection.recognizers  # loaded by name: no import shows it
     packed = {DETECTOR: folder} if folder is not None else {}
-    index = next((key for name, key in setting.needs() if name == INDEX), None)  # served: a public vocabulary's
-    if index is not None:
+    for index in needed_keys(setting.needs(), INDEX):  # served: a public vocabulary's
         packed[INDEX] = ctx.input(INDEX, index)
     ctx.tracker.log_privatizer(ctx.run_id, spec(key, ctx.params, ctx.secret_key.fingerprint), packed,
                                served_modules(setting.kind), ("spacy", *pipeline_packages()) if spacy else ())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from textsift.catalog import needed_keys
 from textsift.mechanisms.registry import implementation_module
 
 SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
@@ -29,8 +30,7 @@ def spec(setting_name: str, params: Any, fingerprint: str) -> str:
     normalization, the setting's index source) and the public fingerprint of the key its outputs were drawn with
     (never the key)."""
     setting = params.privatize.settings[setting_name]
-    sources = {key: params.indexes.sources[key].model_dump(mode="json") for name, key in setting.needs()
-               if name == INDEX and key is not None}
+    sources = {key: params.indexes.sources[key].model_dump(mode="json") for key in needed_keys(setting.needs(), INDEX)}
     return json.dumps({"setting": setting_name, "key_fingerprint": fingerprint, "params": {
         "seed": params.seed, "device": params.device, "detection": params.detection.model_dump(mode="json"),
         "ingest": {"normalize": params.ingest.normalize.model_dump(mode="json")},

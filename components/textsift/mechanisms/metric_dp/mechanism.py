@@ -25,7 +25,7 @@ from textsift.detection.types import ENTITY_TYPES
 from textsift.errors import ConfigError
 from textsift.evaluation.geometry import deniability, sample_items
 from textsift.indexes.params import GeometryParams
-from textsift.indexes.store import LoadedIndex
+from textsift.indexes.store import LoadedIndex, Searcher
 from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
 from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, static_embedder
 from textsift.mechanisms.metric_dp.params import MetricDPSetting
@@ -105,8 +105,9 @@ class MetricDP(Mechanism):
 
     def setting_metrics(self, setting: MetricDPSetting, resources: Resources, key: Key) -> dict[str, float]:
         """The plausible-deniability summaries at the setting's ε over its index (:func:`deniability_at_epsilon`)."""
-        return deniability_at_epsilon(resources.index(setting.index), load_privatizer(setting, resources), setting,
-                                      resources.params.indexes.geometry, key)
+        index = resources.index(setting.index)  # only its search: no embedder (a contextual one loads a BERT)
+        return deniability_at_epsilon(index, index.searcher(setting.search, resources.device, setting.search_k),
+                                      setting, resources.params.indexes.geometry, key)
 
     def privatize(self, docs: Documents, setting: MetricDPSetting, resources: Resources, key: Key, *,
                   vault: bool = False) -> PrivatizeResult:
@@ -202,7 +203,7 @@ def protected_words(texts: list[str], spans: list[list[Span]]) -> list[frozenset
 
 
 def deniability_at_epsilon(
-    index: LoadedIndex, privatizer: MetricDPPrivatizer, setting: MetricDPSetting, geometry: GeometryParams, key: Key
+    index: LoadedIndex, searcher: Searcher, setting: MetricDPSetting, geometry: GeometryParams, key: Key
 ) -> dict[str, float]:
     """N_w and S_w (Feyisetan et al. 2020) at the setting's ε, over a seeded sample of the index.
 
@@ -212,8 +213,8 @@ def deniability_at_epsilon(
     sample = sample_items(len(index.vectors), geometry.vocab_sample,
                           rng.generator(key, "privatize.deniability", f"{setting.index}/sample"))
     _, label_ids = np.unique(np.asarray(index.words, dtype=object), return_inverse=True)
-    run = deniability(index.vectors, label_ids, sample, setting.epsilon, privatizer.beta, geometry.draws,
-                      privatizer.searcher, rng.generator(key, "privatize.deniability", f"{setting.index}/draws"))
+    run = deniability(index.vectors, label_ids, sample, setting.epsilon, float(index.manifest["beta"]), geometry.draws,
+                      searcher, rng.generator(key, "privatize.deniability", f"{setting.index}/draws"))
     return {"deniability.N_w.mean": float(np.mean(run.n_w)), "deniability.N_w.median": float(np.median(run.n_w)),
             "deniability.S_w.mean": float(np.mean(run.s_w)), "deniability.S_w.median": float(np.median(run.s_w)),
             "deniability.noise_distance": run.noise_distance}
