@@ -54,6 +54,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 MOST_KILLS = 80  # a guard: the flow has ~40 commit points, so a chain that never ends fails here
 FLOW_OVERRIDES = ONE_SETTING_EACH  # a kill lands on an output area, not a file: more settings add no commit point
 SAME_BYTES = ("data/ingest/corpus.parquet", "models/fill_in.json", "data/indexes/w2v/vocab.txt",
+              "data/indexes/w2v/index.ann",
               "models/detector.json", "data/detected/spans.parquet", "metrics/train_detectors.json",
               "metrics/detect.json",
               *(f"data/privatized/{s}.parquet" for s in ONE_SETTING_EACH["privatize__settings"]),

@@ -3,13 +3,14 @@
 argmin_j ||q − v_j||² = argmin_j (||v_j||² − 2 q·v_j): one matrix product per block of
 queries, on CUDA when available. It returns the true nearest neighbour (Annoy returns it up to
 its approximation error); on a CPU it is the faster choice for small indexes and the reference
-that Annoy is checked against.
+that Annoy is checked against. torch is imported when a searcher is built, not with the module: the metric-DP
+mechanism imports this module, and `textsift dvc params` (every `dvc repro`) imports the mechanisms to list their
+code, which paid ~2.5 s for torch.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 # queries × items scored at once: 64 MiB of float32 on a CPU (cache-friendly), 1 GiB on a GPU
 _BLOCK_ELEMENTS = {"cpu": 1 << 24, "cuda": 1 << 28}
@@ -24,6 +25,8 @@ class ExactSearcher:
     """
 
     def __init__(self, vectors: np.ndarray, device: str = "cpu") -> None:
+        import torch
+
         self.device = device
         self._items = torch.as_tensor(np.asarray(vectors, dtype=np.float32), device=device)
         self._sq_norms = (self._items * self._items).sum(dim=1)
@@ -32,6 +35,8 @@ class ExactSearcher:
 
     def nearest(self, queries: np.ndarray) -> np.ndarray:
         """Index of the nearest item for each row of ``queries`` (n, m)."""
+        import torch
+
         queries = np.asarray(queries, dtype=np.float32)
         out = np.empty(len(queries), dtype=np.int64)
         with torch.inference_mode():
@@ -43,6 +48,8 @@ class ExactSearcher:
 
     def k_nearest_distances(self, queries: np.ndarray, k: int) -> np.ndarray:
         """Euclidean distances (n, k) from each query to its k nearest items, ascending."""
+        import torch
+
         queries = np.asarray(queries, dtype=np.float32)
         k = min(k, len(self._items))
         out = np.empty((len(queries), k), dtype=np.float32)
