@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 import pyarrow as pa
@@ -54,6 +54,20 @@ class Span:
     start: int
     end: int
     label: str
+
+
+class CharSpan(Protocol):
+    """A private span of a text: characters ``[start, end)`` (``corpus.Span``, a detector's output)."""
+
+    @property
+    def start(self) -> int:
+        """Offset of the span's first character."""
+        ...
+
+    @property
+    def end(self) -> int:
+        """Offset just past the span's last character (exclusive)."""
+        ...
 
 
 @dataclass(frozen=True)

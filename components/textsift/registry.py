@@ -276,9 +276,8 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="lrp_budgets",
         summary="embed the corpus (task-irrelevant sensitive words filled); per-dimension sensitivity, LRP relevance",
-        reads=("corpus", "detected", "detector", "fill_in"),
-        params=("seed", "device", "detection", "ingest.normalize",  # the recognizers' view, as privatize's
-                *(f"embedding_dp.{k}" for k in EMBEDDING_FIT_PARAMS)),
+        reads=("corpus", "detected", "fill_in"),  # the detect stage's spans, every corpus document's
+        params=("seed", "device", *(f"embedding_dp.{k}" for k in EMBEDDING_FIT_PARAMS)),
         gpu=True,
     ),
     Stage(

@@ -6,11 +6,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
+import pytest
 
 from textsift.catalog import path as catalog_path
 from textsift.corpus import Span
-from textsift.detection.corpus_spans import detected_spans, read_detected, write_detected
+from textsift.detection.corpus_spans import detected_spans
 from textsift.detection.recognizers.base import Detection
+from textsift.detection.spans_file import read_detected, stored_spans, write_detected
+from textsift.errors import StageError
 
 DETECTED = catalog_path("detected")
 
@@ -28,3 +31,14 @@ def test_a_setting_keeps_only_the_types_it_protects(tmp_path: Path) -> None:
     (cells,) = [v for (doc, _), v in stored.items() if doc == "d1"]
     assert [(d.source, round(d.score, 2)) for d in cells] == [("model", 0.31), ("model+patterns", 1.0)]
     assert "Ann" not in (tmp_path / DETECTED).read_bytes().decode("latin-1")  # offsets only, no text
+
+
+def test_a_reader_of_the_file_alone_gets_every_document_in_order_or_an_error_naming_what_is_missing(
+        tmp_path: Path) -> None:
+    write_detected(tmp_path / DETECTED, ["d1", "d2"], TEXTS, FOUND)
+    stored = read_detected(tmp_path / DETECTED)
+    assert stored_spans(stored, ["d2", "d1"], TEXTS[::-1]) == [[], [Span(0, 7, "PERSON"), Span(17, 32, "EMAIL")]]
+    edited = TEXTS[0].replace("Ann", "Bob")  # the same id with other text: the stored offsets are not its spans
+    with pytest.raises(StageError, match="d1") as raised:
+        stored_spans(stored, ["d1", "d3"], [edited, "new"])
+    assert "d3" in str(raised.value) and "Bob" not in str(raised.value)

@@ -1,54 +1,26 @@
-"""The recognizers' spans over the corpus, written once by the detect stage, read by privatize.
+"""The recognizers' spans over the corpus: made by the detect stage, read back by privatize.
 
-Every setting that protects detected spans (``mask_detected``, ``replace_detected``,
-``redact``) and the LRP budgets read the same file instead of detecting again. Each row holds a
-document id, a digest of its text and its spans (character offsets, type, confidence and the
-recognizers that found it; no text); it stays a local DVC output. A setting keeps the types it
-protects (its ``labels``). Documents the file does not hold with the same text (a file privatized
-ad hoc with ``textsift privatize``) are detected on the spot with the project's recognizer set.
+Every setting that protects detected spans (``mask_detected``, ``replace_detected``, ``redact``) reads the file
+the detect stage wrote (:mod:`textsift.detection.spans_file`) instead of detecting again, and keeps the types it
+protects (its ``labels``). Documents the file does not hold with the same text (a file privatized ad hoc with
+``textsift privatize``) are detected on the spot with the project's recognizer set.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from textsift.corpus import Span, write_table
+from textsift.corpus import Span
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import recognizer_set, run_recognizers
+from textsift.detection.spans_file import Stored, read_detected, text_digest
 from textsift.device import resolve_device
 from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
-DETECTION_TYPE = pa.struct([("start", pa.int32()), ("end", pa.int32()), ("label", pa.string()),
-                            ("score", pa.float32()), ("source", pa.string())])
-SCHEMA = pa.schema([("doc_id", pa.string()), ("text_digest", pa.string()), ("spans", pa.list_(DETECTION_TYPE))])
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
-
-
-def write_detected(path: Path, doc_ids: Sequence[str], texts: Sequence[str],
-                   detections: Sequence[Sequence[Detection]]) -> None:
-    """The detections of each document, atomically (no text: offsets, types, scores, sources)."""
-    rows = {"doc_id": list(doc_ids), "text_digest": [_digest(t) for t in texts],
-            "spans": [[{"start": d.start, "end": d.end, "label": d.label, "score": d.score, "source": d.source}
-                       for d in doc] for doc in detections]}
-    write_table(pa.Table.from_pydict(rows, schema=SCHEMA), path)
-
-
-def read_detected(path: Path) -> dict[tuple[str, str], list[Detection]]:
-    """(doc id, text digest) -> detections, as :func:`write_detected` wrote them."""
-    table = pq.read_table(path, schema=SCHEMA).to_pydict()
-    return {(d, h): [Detection(c["start"], c["end"], c["label"], float(c["score"]), c["source"]) for c in cells]
-            for d, h, cells in zip(table["doc_id"], table["text_digest"], table["spans"], strict=True)}
 
 
 def detect_corpus(ctx: StageContext, texts: Sequence[str]) -> list[list[Detection]]:
@@ -61,7 +33,7 @@ def detect_corpus(ctx: StageContext, texts: Sequence[str]) -> list[list[Detectio
 
 
 def detected_spans(ctx: StageContext, corpus: pd.DataFrame, labels: Sequence[str] | None = None,
-                   stored: dict[tuple[str, str], list[Detection]] | None = None,
+                   stored: Stored | None = None,
                    detect: Callable[[Sequence[str]], list[list[Detection]]] | None = None) -> list[list[Span]]:
     """The detected spans of each document of ``corpus`` (row order), of ``labels`` only when given.
 
@@ -70,7 +42,7 @@ def detected_spans(ctx: StageContext, corpus: pd.DataFrame, labels: Sequence[str
     if stored is None:
         path = ctx.input("detected")
         stored = read_detected(path) if path.exists() else {}
-    keys = [(d, _digest(t)) for d, t in zip(corpus["doc_id"], corpus["text"], strict=True)]
+    keys = [(d, text_digest(t)) for d, t in zip(corpus["doc_id"], corpus["text"], strict=True)]
     missing = [i for i, key in enumerate(keys) if key not in stored]
     found: dict[int, list[Detection]] = {}
     if missing:

@@ -26,27 +26,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
+from textsift.corpus import CharSpan
 from textsift.embeddings.vectors import lookup_key
 from textsift.errors import ConfigError
 from textsift.tokenize import metric_dp_words
-
-
-class CharSpan(Protocol):
-    """A private span of a text: characters ``[start, end)`` (``corpus.Span``, a detector's output)."""
-
-    @property
-    def start(self) -> int:
-        """Offset of the span's first character."""
-        ...
-
-    @property
-    def end(self) -> int:
-        """Offset just past the span's last character (exclusive)."""
-        ...
 
 
 def _overlaps(start: int, end: int, ranges: list[tuple[int, int]]) -> bool:

@@ -16,9 +16,9 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
 
+from textsift.corpus import CharSpan
 from textsift.device import global_torch_rng
 from textsift.errors import StageError
-from textsift.indexes.vocabulary import CharSpan
 from textsift.models.loading import hf_folders, load_pretrained
 from textsift.models.params import FillInParams
 from textsift.models.wordpiece import train_wordpiece

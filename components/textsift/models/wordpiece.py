@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 from transformers import BertTokenizerFast
 
-from textsift.indexes.vocabulary import CharSpan
+from textsift.corpus import CharSpan
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 PREFIX = "##"

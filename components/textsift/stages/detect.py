@@ -20,10 +20,11 @@ from collections.abc import Sequence
 import pandas as pd
 
 from textsift.corpus import Span, spans_to_python
-from textsift.detection.corpus_spans import detect_corpus, write_detected
+from textsift.detection.corpus_spans import detect_corpus
 from textsift.detection.real_corpora import real_test_sets
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.scoring import detection_scores
+from textsift.detection.spans_file import write_detected
 from textsift.quality.suites import check_corpus
 from textsift.stage_context import StageContext
 

@@ -28,7 +28,7 @@ from textsift.budgets.sensitivity import aggregate_sensitivity
 from textsift.budgets.sentence_encoder import encode, load_sentence_encoder
 from textsift.budgets.spreads import word_spreads
 from textsift.corpus import Span, spans_to_python
-from textsift.detection.corpus_spans import detected_spans
+from textsift.detection.spans_file import read_detected, stored_spans
 from textsift.device import resolve_device
 from textsift.embeddings.locate import model_folder
 from textsift.errors import StageError
@@ -47,7 +47,7 @@ def sensitive_spans(ctx: StageContext, corpus: pd.DataFrame) -> list[list[Span]]
     which = ctx.params.embedding_dp.spans
     if which == "gold":
         return gold
-    detected = detected_spans(ctx, corpus)
+    detected = stored_spans(read_detected(ctx.input("detected")), corpus["doc_id"].tolist(), corpus["text"].tolist())
     return detected if which == "detected" else [g + d for g, d in zip(gold, detected, strict=True)]
 
 

@@ -21,10 +21,9 @@ import torch
 
 from textsift import user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
-from textsift.corpus import spans_to_python
+from textsift.corpus import CharSpan, spans_to_python
 from textsift.detection.recognizers.patterns import find_patterns
 from textsift.device import resolve_device
-from textsift.indexes.vocabulary import CharSpan
 from textsift.models.fill_in import build_model, continue_from
 from textsift.models.training import train_mlm
 from textsift.quality.suites import check_corpus
