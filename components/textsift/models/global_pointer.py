@@ -13,6 +13,7 @@ cell above a threshold, so nested and overlapping spans come out as they are.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import torch
 from torch import nn
@@ -23,17 +24,22 @@ ROPE_BASE = 10000.0  # RoPE's θ_k = base^(-2k / head_size) (RoFormer, eq. (4) o
 TokenSpan = tuple[int, int, int]  # (type index, first position, last position), positions inclusive
 
 
+@lru_cache(maxsize=64)
 def rope_tables(length: int, dim: int, device: torch.device | str) -> tuple[torch.Tensor, torch.Tensor]:
     """``(cos, sin)`` of the rotation angles ``m·θ_k``, each ``[length, dim]`` (pairs interleaved).
+
+    Constants of (length, dim, device), built once each: every forward pass asked for them twice (``q`` and ``k``),
+    9% of detection's time on a CPU. Callers must not write into them.
 
     Args:
         length: positions ``m = 0 .. length-1``.
         dim: the (even) size of the rotated vectors.
         device: where the tables are built.
     """
-    theta = ROPE_BASE ** (-torch.arange(0, dim, 2, dtype=torch.float32, device=device) / dim)
-    angles = torch.arange(length, dtype=torch.float32, device=device)[:, None] * theta[None, :]
-    return angles.cos().repeat_interleave(2, dim=-1), angles.sin().repeat_interleave(2, dim=-1)
+    with torch.inference_mode(False), torch.no_grad():  # plain tensors: usable in training and inference alike
+        theta = ROPE_BASE ** (-torch.arange(0, dim, 2, dtype=torch.float32, device=device) / dim)
+        angles = torch.arange(length, dtype=torch.float32, device=device)[:, None] * theta[None, :]
+        return angles.cos().repeat_interleave(2, dim=-1), angles.sin().repeat_interleave(2, dim=-1)
 
 
 def apply_rope(x: torch.Tensor) -> torch.Tensor:
