@@ -15,10 +15,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import cache
+from typing import TypeVar
 
-from textsift.corpus import Span
+from textsift.corpus import CharSpan, Span
 from textsift.ingest_params import NormalizeParams
 from textsift.tokenize import COMBINING_MARKS, HTML_BREAK
 
@@ -205,3 +207,31 @@ def to_original(view: TextView, start: int, end: int) -> tuple[int, int] | None:
     if start == end:
         return None
     return view.origin(start)[0], view.origin(end - 1)[1]
+
+
+# what ends a span in the caller's text whatever a model read across it: a line break (what str.splitlines splits
+# at) or an HTML line-break tag, both a space in the model view
+BREAKS = re.compile(rf"(?:[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]|{HTML_BREAK.pattern})+", re.IGNORECASE)
+S = TypeVar("S", bound=CharSpan)  # corpus.Span, a recognizer's Detection: frozen dataclasses
+
+
+def cut_at_breaks(text: str, spans: Sequence[S]) -> list[S]:
+    """``spans`` of ``text`` cut at its line breaks and ``<br />`` tags (:data:`BREAKS`).
+
+    Each piece with a letter or digit, without the whitespace at its ends, keeps the span's other fields (type,
+    score, finder); a span with no break inside stays as it is. The pieces cover the same words, so protection is
+    the same, and a replacement never swallows the caller's line structure.
+    """
+    out: list[S] = []
+    for span in spans:
+        breaks = list(BREAKS.finditer(text, span.start, span.end))
+        if not breaks:
+            out.append(span)
+            continue
+        bounds = [span.start, *(x for m in breaks for x in (m.start(), m.end())), span.end]
+        for start, end in zip(bounds[::2], bounds[1::2], strict=True):
+            piece = text[start:end]
+            if any(c.isalnum() for c in piece):
+                lead = len(piece) - len(piece.lstrip())
+                out.append(replace(span, start=start + lead, end=start + len(piece.rstrip())))
+    return out

@@ -36,7 +36,7 @@ from textsift.mechanisms.protected_spans import consistent_spans, outermost
 from textsift.mechanisms.redact.mechanism import Redaction
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact_text
-from textsift.normalize import model_view, normalize_piece, to_original, whole_clusters
+from textsift.normalize import cut_at_breaks, model_view, normalize_piece, to_original, whole_clusters
 from textsift.serving.resources import ServedResources
 from textsift.tokenize import metric_dp_words, words
 from textsift.validation import validate_records
@@ -127,6 +127,18 @@ def test_view_spans_map_onto_every_character_they_cover_and_never_half_a_cluster
                                                                                      text.index(" q"))
 
 
+def test_a_span_read_across_a_line_break_comes_back_as_its_pieces_each_of_its_type() -> None:
+    text = "Emperor Norton\r\nJoshua Norton<br /><BR/>  Ann\u2028Lee said\n\n"
+    across = [Detection(0, text.index("<br"), "PERSON", 0.4, "model"), Detection(text.index("Ann"), len(text), "ORG",
+                                                                             0.7, "model+patterns")]
+    cut = cut_at_breaks(text, across)
+    assert [(text[d.start:d.end], d.label, d.score, d.source) for d in cut] == [
+        ("Emperor Norton", "PERSON", 0.4, "model"), ("Joshua Norton", "PERSON", 0.4, "model"),
+        ("Ann", "ORG", 0.7, "model+patterns"), ("Lee said", "ORG", 0.7, "model+patterns")]  # blank tail dropped
+    within = [Span(0, 7, "PERSON"), Span(8, 14, "PERSON")]
+    assert cut_at_breaks(text, within) == within  # nothing to cut: as they were
+
+
 def test_detect_offsets_index_the_input_text() -> None:
     text = "Report  filed\n\n by<br />Ann Lee\tand\r\n<br />  Bo   Ek, mail ann.lee@example.org\n"
     (found,) = run_recognizers(RECOGNIZERS, [text], DETECTION, view=VIEW)
@@ -179,8 +191,11 @@ def test_redaction_keeps_every_byte_outside_the_regions_it_replaces(style: str) 
             assert out == _splice(text, regions, lambda r: f"[{r.label}]")
     second = _detected(TEXTS)[1]
     out, _ = redact_text(TEXTS[1], second, RedactSetting(kind="redact", style="placeholder"), 3, "doc")
-    assert out == ("\n\nReview:<br />I met  [PERSON] on [DATE] in Mu\u0308nchen.<BR/>Jose\u0301 said: call "
-                   "[PERSON]!\t\n")  # the repeat across a line break is found too
+    assert out == ("\n\nReview:<br />I met  [PERSON]\n  [PERSON] on [DATE] in Mu\u0308nchen.<BR/>Jose\u0301 said: "
+                   "call [PERSON]!\t\n")  # the repeat across a line break is found too, each line's part replaced
+    wrapped, _ = redact_text(TEXTS[1], second, RedactSetting(kind="redact", style="pseudonym"), 3, "doc")
+    match = re.search(r"I met  (\w+)\n  (\w+) on", wrapped)  # the line break kept between the stand-in's parts
+    assert match and f"call {match[1]} {match[2]}!" in wrapped and "Ann" not in wrapped and "Lee" not in wrapped
 
 
 class _Exact:

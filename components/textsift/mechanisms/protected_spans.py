@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 from textsift.corpus import Span
 from textsift.mechanisms.datasifter.wordlists import stop_words
-from textsift.normalize import whole_clusters
+from textsift.normalize import cut_at_breaks, whole_clusters
 from textsift.tokenize import words
 
 NAME_LABELS = frozenset({"PERSON"})
@@ -47,7 +47,9 @@ def consistent_spans(text: str, spans: Iterable[Span]) -> list[Span]:
     Returns:
         The original spans, the repeats of each span's surface text, and for PERSON spans the
         repeats of each name part (``Smith`` of ``John Smith``), each labelled like its source,
-        each widened to whole clusters (:func:`textsift.normalize.whole_clusters`).
+        each widened to whole clusters (:func:`textsift.normalize.whole_clusters`) and cut at the text's line
+        breaks (:func:`textsift.normalize.cut_at_breaks`: a repeat of "Ann Lee" wrapped over two lines is "Ann" and
+        "Lee", so replacing it keeps the line break).
     """
     found: dict[tuple[int, int], str] = {}
     surfaces: dict[str, str] = {}
@@ -67,7 +69,11 @@ def consistent_spans(text: str, spans: Iterable[Span]) -> list[Span]:
     for surface, label in surfaces.items():
         for start, end in _occurrences(text, surface, capitalized=surface in common):
             found.setdefault(whole_clusters(text, start, end), label)
-    return [Span(start, end, label) for (start, end), label in sorted(found.items(), key=lambda i: (i[0][0], -i[0][1]))]
+    pieces: dict[tuple[int, int], str] = {}  # one label per extent, as above: the first span's
+    for piece in cut_at_breaks(text, [Span(start, end, label) for (start, end), label in found.items()]):
+        pieces.setdefault((piece.start, piece.end), piece.label)
+    return [Span(start, end, label) for (start, end), label in sorted(pieces.items(), key=lambda i: (i[0][0], -i[0][1]))
+            ]
 
 
 def outermost(spans: Iterable[Span]) -> list[Span]:

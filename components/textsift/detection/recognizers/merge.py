@@ -14,7 +14,11 @@ overlapping spans of one type: redaction and masking protect the union of their 
 
 Recognizers read each text's model view (:func:`textsift.normalize.model_view`: NFC, ``<br />`` as a space,
 whitespace collapsed) and every span they find is mapped back before merging, so offsets always index the
-caller's text, whatever its line breaks, tabs, markup or decomposed accents.
+caller's text, whatever its line breaks, tabs, markup or decomposed accents. A span the view let run across a
+line break or a ``<br />`` of the caller's text is cut there (:func:`textsift.normalize.cut_at_breaks`): its
+pieces keep its type, so protection covers the same words, and the line structure survives every replacement
+("Emperor Norton" over a heading's line break onto the next sentence's "Joshua Norton" was one span, and one
+stand-in for two lines).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from textsift.detection.recognizers.base import Detection, Recognizer
 from textsift.detection.types import ENTITY_TYPES
 from textsift.ingest_params import NormalizeParams
-from textsift.normalize import TextView, model_view, to_original
+from textsift.normalize import TextView, cut_at_breaks, model_view, to_original
 
 
 @dataclass(frozen=True)
@@ -151,13 +155,14 @@ def in_original(view: TextView, detections: Sequence[Detection]) -> list[Detecti
 
 def analyze(recognizers: Sequence[Recognizer], texts: Sequence[str], thresholds: Thresholds,
             labels: Sequence[str] | None = None, *, view: NormalizeParams) -> list[list[Detection]]:
-    """Every recognizer over the model views of ``texts``, mapped back to ``texts``, merged per text with
-    :func:`merge_detections`.
+    """Every recognizer over the model views of ``texts``, mapped back to ``texts``, cut at their line breaks
+    (:func:`textsift.normalize.cut_at_breaks`), merged per text with :func:`merge_detections`.
 
     Each recognizer decodes at the lowest threshold anything uses, so the thresholds apply after it, in one
     place. ``view``: how the views normalize (params ``ingest.normalize``).
     """
     views = [model_view(text, view) for text in texts]
     per_recognizer = [r.analyze([v.text for v in views], thresholds.floor()) for r in recognizers]
-    return [merge_detections([in_original(v, found[k]) for found in per_recognizer], thresholds, labels)
-            for k, v in enumerate(views)]
+    return [merge_detections([cut_at_breaks(text, in_original(v, found[k])) for found in per_recognizer],
+                             thresholds, labels)
+            for k, (text, v) in enumerate(zip(texts, views, strict=True))]
