@@ -63,6 +63,7 @@ def test_stages_log_to_a_real_server(mlflow_server: str, tmp_path: Path, monkeyp
     run_stage("train_detectors", root=root)  # evaluate's attacker fetches the detector back too
     run_stage("train_interests", root=root)
     run_stage("privatize", root=root, key="ds_default")  # fetches the fill-in model back through the server
+    run_stage("detect", root=root)  # the spans lrp_budgets reads
     run_stage("lrp_budgets", root=root)
     run_stage("embedding_dp", root=root, key="lrp_eps50")
     run_stage("evaluate", root=root)

@@ -42,3 +42,5 @@ def test_a_reader_of_the_file_alone_gets_every_document_in_order_or_an_error_nam
     with pytest.raises(StageError, match="d1") as raised:
         stored_spans(stored, ["d1", "d3"], [edited, "new"])
     assert "d3" in str(raised.value) and "Bob" not in str(raised.value)
+    with pytest.raises(StageError, match="run the detect stage first"):
+        read_detected(tmp_path / "missing.parquet")

@@ -41,7 +41,13 @@ def write_detected(path: Path, doc_ids: Sequence[str], texts: Sequence[str],
 
 
 def read_detected(path: Path) -> Stored:
-    """(doc id, text digest) -> detections, as :func:`write_detected` wrote them."""
+    """(doc id, text digest) -> detections, as :func:`write_detected` wrote them.
+
+    Raises:
+        StageError: there is no such file (the detect stage has not run).
+    """
+    if not path.exists():
+        raise StageError(f"no detected spans at {path.name} ({path.parent}): run the detect stage first")
     table = pq.read_table(path, schema=SCHEMA).to_pydict()
     return {(d, h): [Detection(c["start"], c["end"], c["label"], float(c["score"]), c["source"]) for c in cells]
             for d, h, cells in zip(table["doc_id"], table["text_digest"], table["spans"], strict=True)}
