@@ -23,7 +23,7 @@ export DVC_SITE_CACHE_DIR ?= $(CURDIR)/.dvc/tmp/site_cache
 # tests.reap stops whatever a test left running (a timed-out test's servers) when pytest exits.
 TEST_WORKERS ?= 2
 
-.PHONY: setup run repro test fuzz bench lint mlflow-ui clean
+.PHONY: setup run repro test fuzz bench bench-docs lint mlflow-ui clean
 
 # The lock installs with uv (itself pinned, installed by pip): ~1 min cold and ~40 s from uv's cache on a second
 # clone, against 2.1-2.4 min with pip. uv reads no pip config, so pip's find-links (where a machine keeps local
@@ -72,6 +72,9 @@ $(BENCH_STAMP): requirements/bench.txt | $(STAMP)
 
 bench: setup $(BENCH_STAMP)  ## figures to bench/results/latest.json (installs spaCy, the detector's reference)
 	$(BIN)/python -m bench.run $(ARGS)
+
+bench-docs: setup  ## docs/BENCHMARKS.md from bench/results/latest.json: the docs' only measured figures
+	$(BIN)/python -m bench.docs
 
 lint: setup  ## ruff over the code; mypy over the privacy cores and the key path (files: pyproject.toml)
 	$(BIN)/ruff check components flows tests bench infra

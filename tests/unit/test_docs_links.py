@@ -1,5 +1,6 @@
-"""The docs a newcomer reads hold together offline: every relative link points at a file of the repository, and the
-README stays a short user guide (reference material lives in docs/)."""
+"""The docs a newcomer reads hold together offline: every relative link points at a file of the repository, the
+README stays a short user guide (reference material lives in docs/), and measured figures come from `make bench`
+(docs/BENCHMARKS.md is rendered from its JSON) rather than being typed by hand."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ INLINE_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\
 REFERENCE_LINK = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$", re.MULTILINE)
 FENCE = re.compile(r"^(```|~~~).*?^\1\s*$", re.MULTILINE | re.DOTALL)
 CODE_SPAN = re.compile(r"`[^`\n]*`")
+# a measured rate, latency or memory figure ("61,400 chars/s", "132 ms", "935 MiB", "in 311 s")
+TIMING = re.compile(r"\d[\d,.]*\s?(?:chars|docs|rows|requests|req|windows|words|posts|tokens)/s\b"
+                    r"|\b\d[\d,.]*\s?(?:ms|MiB|GiB)\b|\bin \d[\d,.]*\s?(?:s|min)\b")
+BENCHMARKS = REPO / "docs" / "BENCHMARKS.md"
 EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)  # http:, https:, mailto:, //host
 
 
@@ -61,6 +66,14 @@ def test_the_docs_a_newcomer_reads_exist_and_cite_nothing_outside_the_repository
         assert (REPO / "docs" / name).is_file(), name
     for doc in DOCS:
         assert "../shared/docs" not in doc.read_text(encoding="utf-8"), doc.name
+
+
+def test_measured_figures_are_rendered_from_the_bench_json_never_typed_by_hand() -> None:
+    assert TIMING.findall("at 61,400 chars/s, p99 132 ms, 935 MiB, in 311 s") == [
+        "61,400 chars/s", "132 ms", "935 MiB", "in 311 s"]
+    typed = {doc.name: TIMING.findall(_prose(doc.read_text(encoding="utf-8"))) for doc in DOCS if doc != BENCHMARKS}
+    assert {name: found for name, found in typed.items() if found} == {}, "run `make bench-docs` and link to it"
+    assert BENCHMARKS.read_text(encoding="utf-8").startswith("# Benchmark figures\n\nRendered by `make bench-docs`")
 
 
 def test_readme_is_a_short_user_guide() -> None:

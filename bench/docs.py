@@ -1,0 +1,117 @@
+"""`make bench-docs`: docs/BENCHMARKS.md written from a `make bench` results JSON, the only place the docs hold
+measured figures.
+
+The JSON (``bench/results/latest.json``) holds every figure of one run; this renders the comparisons a reader looks
+for first (detection on real held-out text beside Presidio and spaCy, names protected against the task's accuracy)
+and then every figure of the run, each with the device it ran on. The page names the commit and date it was
+rendered at, so a figure is never older than it says. Pure: figures in, Markdown out.
+
+Usage: python -m bench.docs [--results bench/results/latest.json] [--output docs/BENCHMARKS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+
+from bench.harness import RESULTS_JSON, Figure, results_markdown
+from textsift.corpus import atomic_path
+
+OUTPUT = "docs/BENCHMARKS.md"
+DETECTION_TYPES = ("PERSON", "LOC", "ORG", "DATE")
+TOOLS = ("textsift", "presidio", "spacy")
+TEST_SETS = {"gum_test": "GUM test", "gum_test2": "GENTLE test2", "btc": "BTC test", "wnut17": "WNUT-17 test"}
+NAME_SETTINGS = {"names": "names only", "direct": "direct identifiers", "all": "every type"}
+
+
+def _by_name(figures: Sequence[Figure]) -> dict[str, Figure]:
+    return {f.name: f for f in figures}
+
+
+def _cell(found: dict[str, Figure], name: str, digits: int = 3) -> str:
+    figure = found.get(name)
+    if figure is None:
+        return ""
+    return f"{figure.value:,.0f}" if abs(figure.value) >= 1000 else f"{figure.value:.{digits}f}"
+
+
+def detection_table(figures: Sequence[Figure]) -> list[str]:
+    """Per held-out test set and tool: recall by overlap per type, character precision, characters per second.
+    A type the set does not mark has no cell."""
+    found = _by_name(figures)
+    rows = []
+    for key, title in TEST_SETS.items():
+        for tool in TOOLS:
+            at = f"detector.real.{key}.{tool}"
+            if f"{at}.char_precision" not in found:
+                continue
+            texts = found[f"{at}.char_precision"].params.get("texts", "")
+            cells = [_cell(found, f"{at}.{label}.overlap_recall") for label in DETECTION_TYPES]
+            rows.append(f"| {title} ({texts} texts) | {tool} | {' | '.join(cells)} | "
+                        f"{_cell(found, f'{at}.char_precision')} | {_cell(found, f'{at}.chars_per_s')} |")
+    if not rows:
+        return []
+    return ["## Detection on held-out real text", "",
+            "Recall by >= 50% overlap with a gold span of the same type; character precision over the types each set "
+            "marks (`bench/detector_real.py`). No tool trained on these files.", "",
+            f"| test set | tool | {' | '.join(DETECTION_TYPES)} | char precision | chars/s |",
+            "|---|---|" + "---|" * (len(DETECTION_TYPES) + 2), *rows, ""]
+
+
+def names_table(figures: Sequence[Figure]) -> list[str]:
+    """Per tool and protected type set: person mentions of GUM test/test2 left, IMDB accuracy and its drop."""
+    found = _by_name(figures)
+    rows = []
+    for tool in TOOLS:
+        for setting, title in NAME_SETTINGS.items():
+            at = f"names_task.{tool}.{setting}"
+            if f"{at}.gum_person_leak" not in found:
+                continue
+            rows.append(f"| {tool} | {title} | {_cell(found, f'{at}.gum_person_leak')} | "
+                        f"{_cell(found, f'{at}.imdb_accuracy')} | {_cell(found, f'{at}.imdb_accuracy_drop')} | "
+                        f"{_cell(found, f'{at}.imdb_reviews_changed')} |")
+    if not rows:
+        return []
+    original = _cell(found, "names_task.imdb.original.accuracy")
+    return ["## Names protected, and what the task keeps", "",
+            "Redaction of what each tool detects: the share of GUM test/test2 gold person mentions left in the text, "
+            f"and IMDB sentiment accuracy (TF-IDF) trained and tested on the redacted reviews (original text: "
+            f"{original}; `bench/names_task.py`).", "",
+            "| tool | protected types | person mentions left | IMDB accuracy | drop | reviews changed |",
+            "|---|---|---|---|---|---|", *rows, ""]
+
+
+def render(figures: Sequence[Figure], commit: str, day: str) -> str:
+    """The page: its provenance, the comparison tables, then every figure of the run."""
+    devices = sorted({f.device for f in figures})
+    head = ["# Benchmark figures", "",
+            f"Rendered by `make bench-docs` on {day} at commit {commit} from `{RESULTS_JSON}` (`make bench`; the "
+            f"`--only` modules of that run). Devices: {'; '.join(devices) or 'none'}.", ""]
+    every = results_markdown(list(figures)).splitlines()[4:]  # its table, without its own heading and preamble
+    return "\n".join([*head, *detection_table(figures), *names_table(figures), "## Every figure of the run", "",
+                      *every]) + "\n"
+
+
+def load_figures(path: Path) -> list[Figure]:
+    """The figures a results JSON holds (:func:`bench.harness.write_results`)."""
+    return [Figure(**row) for row in json.loads(path.read_text(encoding="utf-8"))]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--results", type=Path, default=Path(RESULTS_JSON))
+    parser.add_argument("--output", type=Path, default=Path(OUTPUT))
+    args = parser.parse_args(argv)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            check=False).stdout.strip() or "unknown"
+    with atomic_path(args.output) as tmp:
+        tmp.write_text(render(load_figures(args.results), commit, date.today().isoformat()), encoding="utf-8")
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
