@@ -27,6 +27,7 @@ from textsift.detect import detect, detect_file
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection, Recognizer
 from textsift.detection.recognizers.build import run_recognizers, spans_of
+from textsift.detection.recognizers.merge import Thresholds, analyze
 from textsift.detection.recognizers.patterns import PatternRecognizer
 from textsift.ingest_params import IngestParams, NormalizeParams, SourceParams
 from textsift.mechanisms.base import Documents
@@ -137,6 +138,30 @@ def test_a_span_read_across_a_line_break_comes_back_as_its_pieces_each_of_its_ty
         ("Ann", "ORG", 0.7, "model+patterns"), ("Lee said", "ORG", 0.7, "model+patterns")]  # blank tail dropped
     within = [Span(0, 7, "PERSON"), Span(8, 14, "PERSON")]
     assert cut_at_breaks(text, within) == within  # nothing to cut: as they were
+
+
+class _Nested:
+    """A detector that finds an organisation running over a line break, with a person inside it."""
+
+    name = "model"
+    labels = ("ORG", "PERSON")
+
+    def analyze(self, texts: Sequence[str], min_score: float) -> list[list[Detection]]:
+        return [[Detection(4, 28, "ORG", 0.8, self.name), Detection(4, 17, "PERSON", 0.7, self.name)]
+                for _ in texts]
+
+
+def test_cutting_at_a_line_break_never_takes_protection_from_a_nested_span_of_another_type() -> None:
+    text = "the Joshua Norton\nFoundation gave"
+    thresholds = Thresholds(0.1)
+
+    def found(labels: list[str] | None) -> list[tuple[str, str]]:
+        (doc,) = analyze([_Nested()], [text], thresholds, labels, view=VIEW)
+        return [(text[d.start:d.end], d.label) for d in doc]
+
+    assert found(["PERSON"]) == [("Joshua Norton", "PERSON")]
+    assert found(["ORG"]) == [("Joshua Norton", "ORG"), ("Foundation", "ORG")]
+    assert sorted(found(None)) == sorted([*found(["ORG"]), *found(["PERSON"])])  # each type's as when asked alone
 
 
 def test_detect_offsets_index_the_input_text() -> None:

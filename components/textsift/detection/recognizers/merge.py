@@ -155,14 +155,22 @@ def in_original(view: TextView, detections: Sequence[Detection]) -> list[Detecti
 
 def analyze(recognizers: Sequence[Recognizer], texts: Sequence[str], thresholds: Thresholds,
             labels: Sequence[str] | None = None, *, view: NormalizeParams) -> list[list[Detection]]:
-    """Every recognizer over the model views of ``texts``, mapped back to ``texts``, cut at their line breaks
-    (:func:`textsift.normalize.cut_at_breaks`), merged per text with :func:`merge_detections`.
+    """Every recognizer over the model views of ``texts``, mapped back to ``texts``, merged per text with
+    :func:`merge_detections`, then cut at the text's line breaks (:func:`textsift.normalize.cut_at_breaks`) and
+    restricted to ``labels``.
 
     Each recognizer decodes at the lowest threshold anything uses, so the thresholds apply after it, in one
-    place. ``view``: how the views normalize (params ``ingest.normalize``).
+    place. Cutting comes after the types are resolved: a piece of an organisation cut at a line break ("Joshua
+    Norton" of "the Joshua Norton\nFoundation") may share its extent with the person found inside it, and both
+    stay, so a setting protecting either type protects what it did before the cut. ``view``: how the views
+    normalize (params ``ingest.normalize``).
     """
     views = [model_view(text, view) for text in texts]
     per_recognizer = [r.analyze([v.text for v in views], thresholds.floor()) for r in recognizers]
-    return [merge_detections([cut_at_breaks(text, in_original(v, found[k])) for found in per_recognizer],
-                             thresholds, labels)
-            for k, (text, v) in enumerate(zip(texts, views, strict=True))]
+    keep = set(labels) if labels is not None else None
+    out = []
+    for k, (text, v) in enumerate(zip(texts, views, strict=True)):
+        resolved = merge_detections([in_original(v, found[k]) for found in per_recognizer], thresholds)
+        pieces = _same_spans_merged(cut_at_breaks(text, resolved))
+        out.append([d for d in pieces if keep is None or d.label in keep])
+    return out
