@@ -1,6 +1,7 @@
-"""`dvc repro` runs the registry's stages; code edits make only their stages stale; a teammate's clone pulls every
-output; a rotated key re-runs exactly the stages that draw with it. That a stage recomputed in another process gives
-the same bytes is test_runs_agree's (the Dask workers are other processes, with another hash seed).
+"""`dvc repro` runs the registry's stages; a training forced to run again in a new process gives the same bytes; code
+edits make only their stages stale; a teammate's clone pulls every output; a rotated key re-runs exactly the stages
+that draw with it. That the indexes and the draws come out the same in other processes is test_runs_agree's (the
+Dask workers are other processes, with another hash seed, and take the trained models from the cache).
 
 One project, reproduced once for the module (each stage a separate `textsift stage` process, ~5-7 s of imports,
 MLflow and DVC bookkeeping): each test leaves it as it found it, so either may run first."""
@@ -15,8 +16,8 @@ import pytest
 from tests.integration.conftest import REPO, dvc_ran, dvc_restored, dvc_run, dvc_stale, new_dvc_project, sha256
 from textsift import secret_key
 
-# the full `dvc repro`, a clone's pull and three keyed re-runs: 200-250 s on 2 busy cores, so its own limit, far
-# above that, instead of the suite's 600 s
+# the full `dvc repro`, a forced training, a clone's pull and three keyed re-runs: 200-250 s on 2 busy cores, so its
+# own limit, far above that, instead of the suite's 600 s
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 OUTPUTS = ("data/ingest/corpus.parquet", "data/ingest/rejects.parquet", "metrics/ingest.json",
            "models/fill_in.json", "data/indexes/w2v/index.ann", "data/indexes/w2v/vocab.txt",
@@ -45,8 +46,14 @@ def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_code_edits_stale_only_their_stages_and_a_clone_pulls_all(reproduced: Path) -> None:
+def test_a_forced_training_is_identical_code_edits_stale_only_their_stages_and_a_clone_pulls_all(
+        reproduced: Path) -> None:
     root = reproduced
+    hashes = _hashes(root)
+    # the fill-in model trained again from scratch in a new process (no model cache): byte-identical outputs
+    assert dvc_ran(dvc_run(["dvc", "repro", "--force", "--single-item", "train_fill_in"], root)) == {"train_fill_in"}
+    assert _hashes(root) == hashes
+
     # which stages a code edit makes stale, read from `dvc status` (what `dvc repro` runs), each edit alone
     library_file = root / "components/textsift/evaluation/report.py"
     geometry = root / "components/textsift/evaluation/geometry.py"  # imported by privatize, listed by nobody
