@@ -1,12 +1,13 @@
 """`make bench-docs`: docs/BENCHMARKS.md written from a `make bench` results JSON, the only place the docs hold
 measured figures.
 
-The JSON (``bench/results/latest.json``) holds every figure of one run; this renders the comparisons a reader looks
-for first (detection on real held-out text beside Presidio and spaCy, names protected against the task's accuracy)
-and then every figure of the run, each with the device it ran on. The page names the commit and date it was
-rendered at, so a figure is never older than it says. Pure: figures in, Markdown out.
+The JSON (``bench/results/latest.json``) holds every figure of one run, and several runs' files combine (one
+``--only`` run per project, say). This renders the comparisons a reader looks for first (detection on real
+held-out text beside Presidio and spaCy, names protected against the task's accuracy, serving throughput) and then
+every figure, each with the device it ran on. The page names each results file with the day it was written (the
+run's day) and the commit and day it was rendered at. Pure: figures in, Markdown out.
 
-Usage: python -m bench.docs [--results bench/results/latest.json] [--output docs/BENCHMARKS.md]
+Usage: python -m bench.docs [--results bench/results/latest.json ...] [--output docs/BENCHMARKS.md]
 """
 
 from __future__ import annotations
@@ -85,14 +86,41 @@ def names_table(figures: Sequence[Figure]) -> list[str]:
             "|---|---|---|---|---|---|", *rows, ""]
 
 
-def render(figures: Sequence[Figure], commit: str, day: str) -> str:
-    """The page: its provenance, the comparison tables, then every figure of the run."""
+def serving_table(figures: Sequence[Figure]) -> list[str]:
+    """Per served setting: requests per second from one client and from several at once, waits, memory."""
+    found = _by_name(figures)
+    settings = sorted({f.params["setting"] for f in figures if f.name.startswith("serve.") and "setting" in f.params})
+    rows = []
+    for setting in settings:
+        at = f"serve.{setting}"
+        single, together = found.get(f"{at}.requests_per_s"), found.get(f"{at}.requests_per_s_concurrent")
+        if single is None or together is None:
+            continue
+        waits = " | ".join(_cell(found, f"{at}.latency_{q}_ms_concurrent", 1) for q in ("p50", "p99"))
+        rows.append(f"| {setting} | {_cell(found, f'{at}.requests_per_s', 1)} | {together.params['clients']} | "
+                    f"{_cell(found, f'{at}.requests_per_s_concurrent', 1)} | "
+                    f"{together.params['requests_per_model_call']} | {waits} | {single.params['rss_mib_at_end']} |")
+    if not rows:
+        return []
+    return ["## Serving", "",
+            "`textsift serve` of each registered privatizer on 127.0.0.1, requests of 500 characters "
+            "(`bench/serve.py`).", "",
+            "| setting | requests/s, one client | clients | requests/s, together | requests per model call | "
+            "p50 ms | p99 ms | MiB at the end |", "|---|---|---|---|---|---|---|---|", *rows, ""]
+
+
+def render(figures: Sequence[Figure], commit: str, day: str, sources: Sequence[str] = (f"`{RESULTS_JSON}`",)
+           ) -> str:
+    """The page: its provenance, the comparison tables, then every figure of the runs (``sources``: their files, as
+    the header names them)."""
     devices = sorted({f.device for f in figures})
     head = ["# Benchmark figures", "",
-            f"Rendered by `make bench-docs` on {day} at commit {commit} from `{RESULTS_JSON}` (`make bench`; the "
-            f"`--only` modules of that run). Devices: {'; '.join(devices) or 'none'}.", ""]
+            f"Rendered by `make bench-docs` on {day} at commit {commit} from "
+            f"{', '.join(sources)} (`make bench`; the `--only` modules of each run). "
+            f"Devices: {'; '.join(devices) or 'none'}.", ""]
     every = results_markdown(list(figures)).splitlines()[4:]  # its table, without its own heading and preamble
-    return "\n".join([*head, *detection_table(figures), *names_table(figures), "## Every figure of the run", "",
+    return "\n".join([*head, *detection_table(figures), *names_table(figures), *serving_table(figures),
+                      "## Every figure", "",
                       *every]) + "\n"
 
 
@@ -103,13 +131,15 @@ def load_figures(path: Path) -> list[Figure]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--results", type=Path, default=Path(RESULTS_JSON))
+    parser.add_argument("--results", type=Path, nargs="+", default=[Path(RESULTS_JSON)])
     parser.add_argument("--output", type=Path, default=Path(OUTPUT))
     args = parser.parse_args(argv)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             check=False).stdout.strip() or "unknown"
     with atomic_path(args.output) as tmp:
-        tmp.write_text(render(load_figures(args.results), commit, date.today().isoformat()), encoding="utf-8")
+        figures = [figure for path in args.results for figure in load_figures(path)]
+        sources = [f"`{p}` (written {date.fromtimestamp(p.stat().st_mtime).isoformat()})" for p in args.results]
+        tmp.write_text(render(figures, commit, date.today().isoformat(), sources), encoding="utf-8")
     print(f"wrote {args.output}")
 
 

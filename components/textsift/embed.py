@@ -6,7 +6,7 @@ Lap(0, Δf_d/ε_d) with the *fitted* allocation of a named ``embedding_dp`` sett
 its manifest, so a new batch is released exactly like the published set (ε_max per document). The
 noise is keyed by the setting's release key and each row's id and clean embedding (:mod:`textsift.releases`):
 another file's ``row-1`` draws afresh, and only the published (id, text) reproduces a published row. A
-project without the fit runs ``ingest``, ``train_detectors``, ``train_fill_in``, ``lrp_budgets`` and
+project without the fit runs ``ingest``, ``train_detectors``, ``detect``, ``train_fill_in``, ``lrp_budgets`` and
 ``embedding_dp@<setting>`` first, as ``textsift detect`` does for its detector.
 """
 

@@ -31,11 +31,17 @@ def test_the_benchmarks_page_compares_the_tools_per_test_set_and_lists_every_fig
                recall("btc.presidio", "PERSON", 0.236),
                Figure("detector.real.btc.presidio.char_precision", 0.563, "precision", "cpu: x2", {"texts": 2000}),
                Figure("names_task.imdb.original.accuracy", 0.822, "accuracy", "cpu: x2"),
-               Figure("names_task.textsift.names.gum_person_leak", 0.054, "share", "gpu: y")]
+               Figure("names_task.textsift.names.gum_person_leak", 0.054, "share", "gpu: y"),
+               Figure("serve.redact.requests_per_s", 60.7, "requests/s", "cpu: x2",
+                      {"setting": "redact", "rss_mib_at_end": 680.2}),
+               Figure("serve.redact.requests_per_s_concurrent", 90.4, "requests/s", "cpu: x2",
+                      {"setting": "redact", "clients": 8, "requests_per_model_call": 3.9}),
+               Figure("serve.redact.latency_p99_ms_concurrent", 112.0, "ms", "cpu: x2", {"setting": "redact"})]
     write_results(figures, tmp_path / "latest.json")
     page = render(load_figures(tmp_path / "latest.json"), "abc1234", "2026-11-28").splitlines()
     assert "| GUM test (30 texts) | textsift | 0.889 |  |  | 0.921 | 0.774 | 60,227 |" in page  # LOC, ORG unmeasured
     assert "| BTC test (2000 texts) | presidio | 0.236 |  |  |  | 0.563 |  |" in page
     assert "| textsift | names only | 0.054 |  |  |  |" in page
+    assert "| redact | 60.7 | 8 | 90.4 | 3.9 |  | 112.0 | 680.2 |" in page  # p50 unmeasured
     assert any("abc1234" in line and "2026-11-28" in line and "cpu: x2; gpu: y" in line for line in page)
-    assert sum(line.startswith(("| detector.", "| names_task.")) for line in page) == len(figures)  # every figure
+    assert sum(line.startswith(("| detector.", "| names_task.", "| serve.")) for line in page) == len(figures)

@@ -58,7 +58,7 @@ PUBLIC_WORD_DOCS = 5  # a word used outside every span by this many documents is
 
 def infer_interests(model: InterestModel, texts: list[str], attack: InterestAttackParams) -> list[str]:
     """The attacker's interest per text (:func:`textsift.interests.training.infer`); with
-    ``min_evidence_overlap`` 0 only the interest is decoded (2 tokens: 3.4x faster on demo documents)."""
+    ``min_evidence_overlap`` 0 only the interest is decoded (2 tokens, not the evidence too)."""
     if attack.min_evidence_overlap <= 0:
         return [parse(g)[0] for g in generate(model, texts, INTEREST_ONLY_TOKENS)]
     return [interest for interest, _ in infer(model, texts, attack.min_evidence_overlap)]

@@ -108,7 +108,7 @@ class InterestAttackParams(Frozen):
 
     min_evidence_overlap: Probability = Field(
         0.5, ge=0, le=1, description="share of the generated evidence's words the text must contain for the "
-        "attacker to count the interest; 0 trusts the interest alone (decodes 2 tokens: 3.4x faster on demo documents)")
+        "attacker to count the interest; 0 trusts the interest alone (decodes 2 tokens instead of the evidence too)")
 
 
 class EvaluateParams(Frozen):

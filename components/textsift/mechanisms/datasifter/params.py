@@ -39,8 +39,9 @@ class DataSifterSetting(Frozen):
     temperature: float = Field(1.0, gt=0)
     top_k: int | None = Field(None, ge=1)
     fill_order: Literal["sequential", "parallel"] = Field(
-        "parallel", description="parallel: every mask filled from one pass over the masked text (about 20x faster "
-        "on CPU); sequential: left to right, each fill conditioning the next (METHODS.md §1.3 as written)")
+        "parallel", description="parallel: every mask filled from one pass over the masked text (one "
+        "forward pass, not one per mask); sequential: left to right, each fill conditioning the next (METHODS.md "
+        "§1.3 as written)")
     fill_batch_size: int = Field(64, ge=1, description="windows per forward pass (speed only, never the output)")
     window_overlap: int = Field(32, ge=0, description="tokens shared by consecutive windows (parallel fill)")
     replacement: Literal["none", "rake_keyphrase", "rake_index", "textrank"] = "none"
