@@ -61,6 +61,8 @@ def test_month_and_year_or_day_and_month_are_dates_at_07(text: str, date: str) -
     ("built c. 1900, ca. 1910 or circa 1920", ["1900", "1910", "1920"]),
     ("in the year 2000, by mid-1985 and in early 1990", ["2000", "1985", "1990"]),
     ("the 1980s, mid-1990s, 1970's and the '60s", ["1980s", "1990s", "1970's", "'60s"]),
+    ("in the 90s, The 70s and the early 80s", ["90s", "70s", "80s"]),
+    ("founded 1230 BC, razed in 500 BCE, rebuilt AD 1066 and by 79 CE", ["1230 BC", "500 BCE", "AD 1066", "79 CE"]),
     ("during 1982–1984, in 1982-84 and 1999-01, the 1982/83 season", ["1982–1984", "1982-84", "1999-01", "1982/83"]),
 ])
 def test_years_with_a_date_cue_decades_and_year_ranges_are_dates_at_06(text: str, dates: list[str]) -> None:
@@ -75,6 +77,7 @@ def test_years_with_a_date_cue_decades_and_year_ranges_are_dates_at_06(text: str
     "a refund of 1950 EUR, 1950,50 € or 1999.5",
     "1,923 and 1,924",
     "in his 80s",  # an age
+    "an ad 1066 times, 12 bc",  # not an era: lower case
     "version 3.4.15 and v1.2.20 on 192.168.1.10",  # versions and addresses, not d.m.yy
     "3/4 of the votes, 13/40/2020",  # no day and month
     "2019-05 and 2010-2005",  # no range runs backwards or over 50 years

@@ -37,8 +37,11 @@ not also a year range):
     DATE date_month_year    0.7    "September 1980", "Sept. 1980", "September-October 1980"
     DATE year_range         0.6    "1982-1984", "1982–84", "1982/83": one span, ascending,
                                    at most 50 years
-    DATE decade             0.6    "1980s", "1980's", "'80s" ("the" stays outside, "80s" alone
-                                   is an age)
+    DATE decade             0.6    "1980s", "1980's", "'80s", and "90s" after "the" (maybe "the
+                                   early/mid/late"): "the 90s" ("the" stays outside; "80s" after
+                                   anything else is an age: "in his 80s")
+    DATE era_year           0.6    a year with its era: "1230 BC", "500 BCE", "AD 1066", "79 CE"
+                                   (the era in capitals: "ad" is a word)
     DATE year               0.6    a year 1900-2099 after a cue (in, since, until, till, from,
                                    between, by, of, during, before, after, through, throughout,
                                    circa, c., ca., year(s), born, died, early, mid(-), late, a
@@ -199,7 +202,10 @@ PATTERNS: tuple[Pattern, ...] = (
     _date("date_month_year", rf"{_START}{_MONTH}(?:\s*+[-–—/]\s*+{_MONTH})?,?\s++(?:of\s++)?{_YEAR}{_END}", 0.7),
     _date("year_range", rf"{_START}(?:19|20)\d\d\s*+[-–—/]\s*+(?:(?:19|20)\d\d|\d\d){_END}", 0.6,
           valid=year_range_valid),
-    _date("decade", r"(?<![\w.,/:])(?<!\d-)(?:(?:1[89]|20)\d0|['’]\d0)['’]?s(?!\w)", 0.6),
+    _date("decade", r"(?<![\w.,/:])(?<!\d-)(?:(?:1[89]|20)\d0|['’]\d0)['’]?s(?!\w)"
+                    r"|(?:(?<=\bthe )|(?<=\bthe early )|(?<=\bthe late )|(?<=\bthe mid-)|(?<=\bthe mid ))\d0s(?!\w)",
+          0.6),
+    Pattern("era_year", "DATE", re.compile(r"(?<![\w.,])\d{1,4}\s?(?:BCE|BC|CE|AD)\b|\bAD\s?\d{1,4}(?![\w.,])"), 0.6),
     _date("year", rf"(?:(?<![\w.]){_YEAR_CUE}(?:\s++|(?<=mid)-)|{_START}(?={_BARE_YEAR}{_YEAR_JOIN}{_BARE_YEAR}))"
                   rf"(?P<v>{_BARE_YEAR}(?:{_YEAR_JOIN}{_BARE_YEAR})*)", 0.6, parts=re.compile(r"\d{4}")),
     Pattern("ssn", "ID", re.compile(r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])"), 0.6),
