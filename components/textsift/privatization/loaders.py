@@ -8,7 +8,8 @@ from collections.abc import Iterable
 
 # a setting's need (an artifact name of its needs()) -> the modules that load it
 LOADERS: dict[str, tuple[str, ...]] = {
-    "detector": ("textsift.detection.corpus_spans", "textsift.detection.recognizers.build"),
+    "detector": ("textsift.detection.spans_file", "textsift.detection.corpus_spans",
+                 "textsift.detection.recognizers.build"),
     "fill_in": ("textsift.models.fill_in", "textsift.embeddings.locate"),
     "index": ("textsift.indexes.store", "textsift.embeddings.locate"),
 }

@@ -51,7 +51,7 @@ class StageResources:
 
     def _read_detected(self) -> dict:
         path = self.ctx.input("detected")
-        return self._loader("detector", "textsift.detection.corpus_spans").read_detected(path) if path.exists() else {}
+        return self._loader("detector", "textsift.detection.spans_file").read_detected(path) if path.exists() else {}
 
     @cached_property
     def _recognizers(self) -> list[Any]:
