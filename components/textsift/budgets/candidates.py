@@ -26,11 +26,11 @@ from textsift.mechanisms.protected_spans import outermost
 from textsift.models.fill_in import FillInModel, logits_at
 from textsift.tokenize import words
 
-CharSpan = tuple[int, int]  # text[start:end]
+CharRange = tuple[int, int]  # text[start:end] (a plain pair; corpus.CharSpan is any object with start and end)
 _WORDLIKE = re.compile(r"\w")
 
 
-def neutral_fill(text: str, spans: Sequence[CharSpan], filler: str = "something") -> str:
+def neutral_fill(text: str, spans: Sequence[CharRange], filler: str = "something") -> str:
     """Replace each sensitive span by a neutral filler (METHODS.md §3 step 1).
 
     Overlapping and nested spans are merged into their outermost region first, so each region gets one
@@ -57,13 +57,13 @@ def neutral_fill(text: str, spans: Sequence[CharSpan], filler: str = "something"
     return out
 
 
-def _check_span(text: str, span: CharSpan) -> None:
+def _check_span(text: str, span: CharRange) -> None:
     start, end = span
     if not 0 <= start < end <= len(text):
         raise ValueError(f"span {span} is empty or outside a text of {len(text)} characters")
 
 
-def _surface(texts: Sequence[str], owner: tuple[int, CharSpan]) -> str:
+def _surface(texts: Sequence[str], owner: tuple[int, CharRange]) -> str:
     text, (start, end) = texts[owner[0]], owner[1]
     return text[start:end]
 
@@ -94,7 +94,7 @@ def _excluded(index: dict[str, list[int]], original: str) -> list[int]:
     return sorted(i for form in forms for i in index.get(form, []))
 
 
-def _windows(fill_in: FillInModel, texts: list[str], spans: list[CharSpan]) -> list[tuple[list[int], int]]:
+def _windows(fill_in: FillInModel, texts: list[str], spans: list[CharRange]) -> list[tuple[list[int], int]]:
     """Per masked span: the token ids of a window holding its one ``[MASK]``, and the mask's position."""
     tok = fill_in.tokenizer
     kwargs = {"add_special_tokens": False, "split_special_tokens": True}
@@ -121,7 +121,7 @@ def _top_fillers(logits: torch.Tensor, allowed: torch.Tensor, excluded: list[lis
             for ids, vals in zip(order.tolist(), values.tolist(), strict=True)]
 
 
-def candidate_sets(texts: Sequence[str], spans_per_text: Sequence[Sequence[CharSpan]], fill_in: FillInModel,
+def candidate_sets(texts: Sequence[str], spans_per_text: Sequence[Sequence[CharRange]], fill_in: FillInModel,
                    top_k: int, batch_size: int = 64) -> list[list[list[str]]]:
     """Candidate sentences S_p for every sensitive span of every text (METHODS.md §3 step 2).
 
@@ -169,7 +169,7 @@ def candidate_sets(texts: Sequence[str], spans_per_text: Sequence[Sequence[CharS
     return out
 
 
-def candidate_sentences(text: str, span: CharSpan, fill_in: FillInModel, top_k: int) -> list[str]:
+def candidate_sentences(text: str, span: CharRange, fill_in: FillInModel, top_k: int) -> list[str]:
     """The candidate sentences S_p of one masked sensitive span (METHODS.md §3 step 2).
 
     Args:

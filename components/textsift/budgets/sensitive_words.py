@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from textsift import rng
-from textsift.budgets.candidates import CharSpan, neutral_fill
+from textsift.budgets.candidates import CharRange, neutral_fill
 from textsift.corpus import Span
 from textsift.mechanisms.protected_spans import outermost
 from textsift.tokenize import words
@@ -20,7 +20,7 @@ WORD_SAMPLE_STAGE = "lrp_budgets.words"
 
 
 def step_one(text: str, spans: Sequence[Span], replace_labels: Collection[str], filler: str
-             ) -> tuple[str, list[CharSpan]]:
+             ) -> tuple[str, list[CharRange]]:
     """Fill the task-irrelevant spans and locate the task-relevant ones in the filled text (§3 step 1).
 
     Args:
@@ -36,7 +36,7 @@ def step_one(text: str, spans: Sequence[Span], replace_labels: Collection[str], 
     replaced = outermost(s for s in spans if s.label in replace_labels)
     kept = outermost(s for s in spans if s.label not in replace_labels)
     filled = neutral_fill(text, [(s.start, s.end) for s in replaced], filler)
-    out: list[CharSpan] = []
+    out: list[CharRange] = []
     for span in kept:
         if any(r.start < span.end and span.start < r.end for r in replaced):
             continue
@@ -45,8 +45,8 @@ def step_one(text: str, spans: Sequence[Span], replace_labels: Collection[str], 
     return filled, out
 
 
-def sample_words(doc_ids: Sequence[str], spans_per_doc: Sequence[Sequence[CharSpan]], max_words: int,
-                 seed: int) -> list[tuple[int, CharSpan]]:
+def sample_words(doc_ids: Sequence[str], spans_per_doc: Sequence[Sequence[CharRange]], max_words: int,
+                 seed: int) -> list[tuple[int, CharRange]]:
     """A seeded sample of at most ``max_words`` (document index, span) pairs (§3 step 2).
 
     Each candidate pair gets the key ``stable_key(seed, stage, "<doc id>:<start>")`` and the smallest keys
@@ -58,7 +58,7 @@ def sample_words(doc_ids: Sequence[str], spans_per_doc: Sequence[Sequence[CharSp
 
 
 def random_words(doc_ids: Sequence[str], texts: Sequence[str], n: int, seed: int,
-                 exclude: Collection[tuple[int, CharSpan]] = ()) -> list[tuple[int, CharSpan]]:
+                 exclude: Collection[tuple[int, CharRange]] = ()) -> list[tuple[int, CharRange]]:
     """``n`` seeded word tokens of ``texts`` (letters only, 3+ characters), avoiding ``exclude``.
 
     The top-up of step 2 when a corpus has too few task-relevant sensitive words to estimate Δf_d: the

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from textsift.budgets.candidates import CharSpan, candidate_sets
+from textsift.budgets.candidates import CharRange, candidate_sets
 from textsift.budgets.params import SensitivityParams
 from textsift.budgets.sensitivity import cluster_spread
 from textsift.budgets.sentence_encoder import SentenceEncoder, encode
@@ -20,7 +20,7 @@ from textsift.models.fill_in import FillInModel
 
 
 def word_spreads(encoder: SentenceEncoder, fill_in: FillInModel, texts: Sequence[str],
-                 words: Sequence[tuple[int, CharSpan]], params: SensitivityParams, seed: int,
+                 words: Sequence[tuple[int, CharRange]], params: SensitivityParams, seed: int,
                  batch_size: int, max_length: int) -> np.ndarray:
     """Per-word candidate spread (§3 step 2): mask each word, top-k fillers, embed, k-medoids, max − min.
 
@@ -36,7 +36,7 @@ def word_spreads(encoder: SentenceEncoder, fill_in: FillInModel, texts: Sequence
     Returns:
         One spread row per word with at least two candidates, shape [n, dim], float64.
     """
-    spans_per_text: list[list[CharSpan]] = [[] for _ in texts]
+    spans_per_text: list[list[CharRange]] = [[] for _ in texts]
     for i, span in words:
         spans_per_text[i].append(span)
     sets = [s for per_text in candidate_sets(texts, spans_per_text, fill_in, params.top_k) for s in per_text]
