@@ -81,7 +81,7 @@ lint: setup  ## ruff over the code; mypy over the privacy cores and the key path
 	$(BIN)/mypy
 
 mlflow-ui: setup  ## browse runs at http://127.0.0.1:5000
-	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlruns.db --host 127.0.0.1 --port 5000
+	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false $(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlruns.db --host 127.0.0.1 --port 5000
 
 clean:
 	rm -rf data metrics reports mlruns.db mlartifacts .prefect .dvc/tmp .dvc/cache bench/results/*.json

@@ -47,6 +47,9 @@ BIN = Path(sys.executable).parent  # this environment's mlflow, prefect and dask
 POOL = "textsift"
 DATABASES = ("mlflow", "prefect")
 PG_USER = "textsift"
+# MLflow's job execution (GenAI scorers and periodic jobs, none of which textsift uses) starts seven huey consumer
+# processes beside the server, each importing MLflow: 4x the CPU of a server start and 2.3x its time to answer.
+NO_MLFLOW_JOBS = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
 
 def free_port() -> int:
@@ -183,7 +186,8 @@ def up(state: Path, workers: int, gpu_workers: int, project: Path) -> dict[str, 
         artifacts.mkdir(exist_ok=True)
         started("mlflow", [str(BIN / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(mlflow_port),
                            "--backend-store-uri", f"postgresql+psycopg2://{database}/mlflow",
-                           "--artifacts-destination", str(artifacts), "--workers", "1"], logs / "mlflow.log", env)
+                           "--artifacts-destination", str(artifacts), "--workers", "1"], logs / "mlflow.log",
+                {**env, **NO_MLFLOW_JOBS})
         prefect_env = {**env, "PREFECT_HOME": str(state / "prefect"),
                        "PREFECT_API_DATABASE_CONNECTION_URL": f"postgresql+asyncpg://{database}/prefect"}
         started("prefect", [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port",

@@ -34,6 +34,7 @@ def mlflow_server(tmp_path: Path):
          "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
          "--artifacts-destination", str(tmp_path / "server-artifacts")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"},  # as infra/stack.py: no job processes
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 120
