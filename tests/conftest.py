@@ -39,7 +39,6 @@ LONGEST_FIRST = ("test_runs_agree.py",  # ~250: ~14 kills and reruns, a stack an
                  "test_dvc_repro.py",  # ~220
                  "test_pipeline_flow.py",  # ~90 (with the frontier and report tests)
                  "test_user_model_cache.py",  # ~70
-                 "test_privacy_of_tracking.py",  # ~45
                  "test_mlflow_server.py",  # ~40
                  "test_dvc_params.py")  # ~30
 
