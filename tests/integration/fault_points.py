@@ -11,7 +11,7 @@ of the run, in every stage. Which file of an area is hit depends on the stages r
 ``make test`` kills before each commit to the areas the test names (:data:`REQUIRED_AREAS`: the first and last stages,
 the detector, the privatized corpora and the vault), also after it where the stage writes more next (the privatized
 corpus before its ledger and metrics, the vault), and at a fixed hashed share of the other points
-(``TEXTSIFT_FAULT_SHARE``, default :data:`SHARE`): ~14 kills. ``make fuzz`` sets the share to 1: every point, ~40.
+(``TEXTSIFT_FAULT_SHARE``, default :data:`SHARE`): ~11 kills. ``make fuzz`` sets the share to 1: every point, ~40.
 
 Imported by the forkserver before any child starts (``set_forkserver_preload``): each child is a fork of an
 interpreter that has imported the pipeline once, with no thread running yet.
@@ -37,9 +37,10 @@ for _stage in pkgutil.iter_modules(textsift.stages.__path__, "textsift.stages.")
     importlib.import_module(_stage.name)
 ONE_KILL = threading.Lock()
 ONE_SEEN = threading.Lock()
+# The test asserts a kill in each: never sampled out. The last two stages write data or a report, then their metrics:
+# the kill before the metrics leaves the one half committed (an earlier kill there was a kill before any commit).
 REQUIRED_AREAS = frozenset({"data/ingest", "models/detector.json", "data/privatized", "data/vault",
-                            "data/lrp_budgets", "data/embeddings", "metrics/embedding_dp", "reports/evaluate",
-                            "metrics/evaluate.json"})  # the test asserts a kill in each: never sampled out
+                            "data/lrp_budgets", "metrics/embedding_dp", "metrics/evaluate.json"})
 REQUIRED_AFTER = frozenset({"data/privatized", "data/vault"})  # killed after their commit too
 SHARE = 0.1  # of the other points, killed at in make test
 OUTPUT_FOLDERS = ("data", "models", "metrics", "reports", ".textsift")
