@@ -56,9 +56,9 @@ FULL_PIPELINE = {
     "report__show_examples": True,
 }
 # One setting of each mechanism, for the modules that run the pipeline again and again (killed and rerun, on a Dask
-# cluster): the second DataSifterText, the detector-driven metric-DP settings, the public index and the fine-tuned
-# classifier add no stage kind, output area or placement to what they check, only minutes (the fine-tuning, about half
-# of each evaluate run, is test_pipeline_flow's). Such a module sets it as its ``FLOW_OVERRIDES``.
+# cluster): the second DataSifterText, the detector-driven metric-DP settings, the public index and the transformer
+# classifier (a head on the encoder's features, about half of each evaluate run: test_pipeline_flow's) add no stage
+# kind, output area or placement to what they check, only minutes. Such a module sets it as its ``FLOW_OVERRIDES``.
 ONE_SETTING_EACH = {"privatize__settings": {name: FULL_PIPELINE["privatize__settings"][name]  # type: ignore[index]
                                             for name in ("ds", "mdp", "red")},
                     "indexes__sources": {"w2v": FULL_PIPELINE["indexes__sources"]["w2v"]},  # type: ignore[index]
