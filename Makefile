@@ -42,7 +42,10 @@ $(STAMP): requirements/lock.txt pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
+# Bytecode for the project's own code too (uv compiles the lock's): PYTHONDONTWRITEBYTECODE keeps imports from
+# writing it, so without this every process (each `dvc repro` stage, each Dask worker) compiled components/ again.
 setup: $(STAMP)
+	$(BIN)/python -m compileall -q components flows
 
 run: setup  ## run the whole pipeline (Prefect flow) on the demo corpus
 	$(BIN)/python -m flows.pipeline $(ARGS)
