@@ -11,6 +11,7 @@ accepts document text.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -433,7 +434,16 @@ def pinned_requirements(roots: Sequence[str] | None = None, also: Sequence[str] 
     With ``roots`` (modules): those the code they may run imports (:func:`textsift.code_deps.runtime_closure`, imports
     inside functions included) and the distributions ``also`` names (a spaCy pipeline, loaded by name), with
     everything they depend on as installed here, each pinned: a served redaction installs what it runs, at the
-    versions it was judged with, and no DVC, Prefect or Great Expectations."""
+    versions it was judged with, and no DVC, Prefect or Great Expectations.
+
+    Computed once per (roots, also) in a process: walking every installed distribution's metadata took ~2 s of each
+    privatize run that registers a served setting, the same answer each time."""
+    return list(_pinned_requirements(None if roots is None else tuple(roots), tuple(also)))
+
+
+@functools.cache
+def _pinned_requirements(roots: tuple[str, ...] | None, also: tuple[str, ...]) -> tuple[str, ...]:
+    """:func:`pinned_requirements`, as a tuple (a cached value nobody can change)."""
     from importlib.metadata import packages_distributions, requires
 
     from packaging.requirements import Requirement
@@ -443,13 +453,13 @@ def pinned_requirements(roots: Sequence[str] | None = None, also: Sequence[str] 
 
     wanted = [r for r in map(Requirement, requires("textsift") or ()) if r.marker is None]
     if roots is None:
-        return sorted(f"{r.name}=={_version(r.name)}" for r in wanted)
+        return tuple(sorted(f"{r.name}=={_version(r.name)}" for r in wanted))
     provided = packages_distributions()
     imported = {name for root in roots for module in runtime_closure(root) for name in external_imports(module)}
     used = {canonicalize_name(dist) for name in imported for dist in provided.get(name, ())}
     top = [r.name for r in wanted if canonicalize_name(r.name) in used] + list(also)
-    return sorted(f"{name}=={_version(name)}" + (f"; {marker}" if marker else "")
-                  for name, marker in installed_closure(top).items())
+    return tuple(sorted(f"{name}=={_version(name)}" + (f"; {marker}" if marker else "")
+                        for name, marker in installed_closure(top).items()))
 
 
 def installed_closure(distributions: Iterable[str]) -> dict[str, str | None]:
