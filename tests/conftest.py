@@ -34,12 +34,12 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
-# The longest test files, longest first (seconds on 2 busy cores, make test's durations, 2026-11-28).
-LONGEST_FIRST = ("test_runs_agree.py",  # ~265: ~11 kills and reruns, a stack and a Dask run
-                 "test_dvc_repro.py",  # ~235
-                 "test_pipeline_flow.py",  # ~95 (with the frontier, report and tracking-privacy tests)
-                 "test_dvc_params.py",  # ~50
-                 "test_user_model_cache.py")  # ~50
+# The longest test files, longest first (seconds on 2 busy cores, fresh-clone make test's durations, 2026-11-28).
+LONGEST_FIRST = ("test_runs_agree.py",  # 160-240: ~11 kills and reruns, a stack and a Dask run
+                 "test_dvc_repro.py",  # 160-230
+                 "test_pipeline_flow.py",  # 60-95 (with the frontier, report and tracking-privacy tests)
+                 "test_dvc_params.py",  # 30-50
+                 "test_user_model_cache.py")  # 35-50
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
