@@ -37,6 +37,19 @@ def make_project(root: Path, **overrides: object) -> Path:
     return root
 
 
+def flow_run_logs(flow_run_id: str) -> list[str]:
+    """Every log line Prefect holds for the flow run, page by page (a page is at most 200)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+
+    messages: list[str] = []
+    with get_client(sync_client=True) as client:
+        while page := client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])), limit=200,
+                                       offset=len(messages)):
+            messages.extend(log.message for log in page)
+    return messages
+
+
 # The whole product on the tiny corpus: a tiny detector, a word2vec index and a public GloVe one, one setting per
 # mechanism (detector-driven protection on), a served metric-DP setting over the public index, plus a
 # second DataSifterText setting: two tasks fetching the fill-in model into a cold cache at once is how

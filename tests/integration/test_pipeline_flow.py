@@ -19,11 +19,10 @@ import pytest
 import yaml
 from mlflow.tracking import MlflowClient
 from prefect.artifacts import Artifact
-from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
 from prefect.logging.handlers import APILogHandler
 
 from flows.run_summary import ARTIFACT_KEY, TIMES_KEY
+from tests.integration.conftest import flow_run_logs
 from textsift.artifacts import FILL_IN_POINTER, MODEL_CACHE, detector_folder, read_pointer
 from textsift.config import load_params
 from textsift.corpus import read_corpus
@@ -462,23 +461,13 @@ def test_no_document_text_in_mlflow(flow_run: dict, tmp_path: Path) -> None:
     assert leaked == []
 
 
-def _flow_run_logs(flow_run_id: str) -> list[str]:
-    """Every log line Prefect holds for the flow run, page by page (a page is at most 200)."""
-    messages: list[str] = []
-    with get_client(sync_client=True) as client:
-        while page := client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])), limit=200,
-                                       offset=len(messages)):
-            messages.extend(log.message for log in page)
-    return messages
-
-
 def test_no_document_text_in_prefect_logs(flow_run: dict) -> None:
     secrets = _secrets(flow_run["root"])
     APILogHandler().flush()  # logs are shipped in background batches
     messages: list[str] = []
     deadline = time.time() + 30
     while time.time() < deadline and not any("stage evaluate finished" in m for m in messages):
-        messages = _flow_run_logs(flow_run["flow_run_id"])
+        messages = flow_run_logs(flow_run["flow_run_id"])
         time.sleep(0.5)
     assert any("ingest:" in m for m in messages) and any("stage evaluate finished" in m for m in messages)
     leaked = [s for s in secrets if any(s in m for m in messages)]

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from prefect import flow
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId, LogFilterTaskRunId
+from prefect.client.schemas.filters import LogFilter, LogFilterTaskRunId
 from prefect.futures import wait
 from prefect.logging.handlers import APILogHandler, APILogWorker
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from tests.integration.conftest import make_project
+from tests.integration.conftest import flow_run_logs, make_project
 from tests.integration.worker_flow import LINES, chatty
 
 pytestmark = pytest.mark.integration
@@ -67,10 +67,7 @@ def test_stage_logs_reach_prefect_from_a_worker_without_prefects_handler(tmp_pat
     messages: list[str] = []
     deadline = time.time() + 30
     while time.time() < deadline and not any("stage ingest finished" in m for m in messages):
-        with get_client(sync_client=True) as client:
-            logs = client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[state.state_details.flow_run_id])),
-                                    limit=200)
-        messages = [log.message for log in logs]
+        messages = flow_run_logs(str(state.state_details.flow_run_id))
         time.sleep(0.5)
     assert any("stage ingest finished" in m for m in messages)
     assert len([m for m in messages if "stage ingest finished" in m]) == 1  # forwarded once, not twice
