@@ -27,13 +27,14 @@ from textsift.mechanisms.datasifter.masking import MaskingRule
 from textsift.mechanisms.datasifter.obfuscation import obfuscate
 from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sifter import mask_corpus
-from textsift.mechanisms.datasifter.wordlists import default_blacklist, stop_words
+from textsift.mechanisms.datasifter.wordlists import default_blacklist
 from textsift.models.fill_in import build_model
 from textsift.models.mlm import pack_windows
 from textsift.models.params import FillInParams
 from textsift.models.training import train_mlm
 from textsift.rng import torch_seed
 from textsift.tokenize import words
+from textsift.word_lists import stop_words
 
 IMDB = Path(__file__).resolve().parents[2] / "shared" / "data" / "imdb" / "train.jsonl.gz"
 IMDB_WORDS = 230  # mean words of an IMDB review, the length generated documents are joined to

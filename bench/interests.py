@@ -13,9 +13,10 @@ import argparse
 import torch
 
 from bench.harness import Figure, cpu_device, timed
+from textsift.interests.inference import INTEREST_ONLY_TOKENS, generate
 from textsift.interests.params import InterestParams
 from textsift.interests.synthetic import generate_posts
-from textsift.interests.training import INTEREST_ONLY_TOKENS, generate, score, train_interest_model
+from textsift.interests.training import score, train_interest_model
 
 SEED = 1234
 

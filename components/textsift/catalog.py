@@ -82,15 +82,18 @@ ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("noisy_embeddings", "data/embeddings/{key}.parquet", "embedding_dp"),
     Artifact("embedding_manifest", "data/embeddings/{key}.manifest.json", "embedding_dp", form="json"),
     Artifact("embedding_dp_metrics", "metrics/embedding_dp/{key}.json", "embedding_dp", metrics=True),
+    # per corpus (original first) every attack figure; the leaked gold spans of the test split by type
+    Artifact("attack_metrics", "metrics/attacks.json", "attack", metrics=True, form="json"),
+    Artifact("leaks", "reports/evaluate/leaks.csv", "attack", form="csv"),
+    Artifact("embedding_table", "reports/evaluate/embedding_dp.csv", "evaluate_embeddings", form="csv"),
+    Artifact("embedding_plot", "reports/evaluate/embedding_dp.png", "evaluate_embeddings", form="blob"),
+    Artifact("evaluate_embeddings_metrics", "metrics/evaluate_embeddings.json", "evaluate_embeddings", metrics=True,
+             form="json"),
     Artifact("utility_table", "reports/evaluate/utility.csv", "evaluate", form="csv"),
     Artifact("frontier", "reports/evaluate/frontier.csv", "evaluate", form="csv"),
     Artifact("frontier_plot", "reports/evaluate/frontier.png", "evaluate", form="blob"),
-    Artifact("leaks", "reports/evaluate/leaks.csv", "evaluate", form="csv"),
-    Artifact("embedding_table", "reports/evaluate/embedding_dp.csv", "evaluate", form="csv"),
-    Artifact("embedding_plot", "reports/evaluate/embedding_dp.png", "evaluate", form="blob"),
     Artifact("report", "reports/evaluate/report.html", "evaluate", form="blob"),
     Artifact("evaluate_metrics", "metrics/evaluate.json", "evaluate", metrics=True, form="json"),
-    Artifact("evaluate_embeddings_metrics", "metrics/evaluate_embeddings.json", "evaluate", metrics=True, form="json"),
     # the proposal and each setting's verdict figures, small enough for `dvc metrics show/diff metrics/frontier.json`
     Artifact("frontier_metrics", "metrics/frontier.json", "evaluate", metrics=True, form="json"),
 )

@@ -124,6 +124,11 @@ def spans_to_python(spans: Any) -> list[Span]:
     return [Span(int(s["start"]), int(s["end"]), str(s["label"])) for s in spans]
 
 
+def split_rows(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The rows of a corpus frame in split ``name`` (train, validation or test)."""
+    return frame[frame["split"] == name]
+
+
 def corpus_table(frame: pd.DataFrame) -> pa.Table:
     """A canonical corpus frame as an Arrow table with the exact schema (a missing ``interest`` column: null)."""
     if "interest" not in frame.columns:

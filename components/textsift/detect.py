@@ -37,8 +37,8 @@ from textsift.detection.recognizers.build import build_recognizers, run_recogniz
 from textsift.device import resolve_device
 from textsift.errors import InputError
 from textsift.ingest_params import NormalizeParams, SourceParams
+from textsift.interests.inference import InterestModel, infer
 from textsift.interests.io import load_interest_model
-from textsift.interests.training import InterestModel, infer
 from textsift.models.detector import Detector
 from textsift.models.detector_io import load_detector
 from textsift.prerequisites import ensure

@@ -8,8 +8,9 @@ module it can run re-runs the stage under ``dvc repro`` and the flow's cache. A 
 
 Full product DAG (stages land with their issues):
 ingest -> train_fill_in -> train_detectors (when its encoder is the fill-in model) -> detect,
-train_fill_in -> build_indexes -> privatize@setting -> evaluate, and
-detect, train_fill_in -> lrp_budgets -> embedding_dp@setting -> evaluate, and train_interests (no input) -> evaluate.
+train_fill_in -> build_indexes -> privatize@setting -> attack, evaluate, and
+detect, train_fill_in -> lrp_budgets -> embedding_dp@setting -> evaluate_embeddings -> evaluate, and
+train_interests (no input) -> attack -> evaluate.
 """
 
 from __future__ import annotations
@@ -288,18 +289,32 @@ STAGES: tuple[Stage, ...] = (
         foreach="embedding_dp.settings",
     ),
     Stage(
+        name="attack",
+        summary="the attackers (detector, interest inference, re-identification) on the original and each corpus",
+        # release_manifest: whether a setting fills from the corpus (then a cross-document match is no chance)
+        reads=("corpus", "detector", "interests", "privatized", "release_manifest"),
+        params=("seed", "device", "evaluate.interest_attack", "evaluate.bootstrap", "evaluate.inference_precision",
+                "privatize.settings"),
+        gpu=True,
+    ),
+    Stage(
+        name="evaluate_embeddings",
+        summary="utility, keyword and cross-release attacks of every published set of noisy sentence embeddings",
+        reads=("budgets", "noisy_embeddings", "embedding_manifest"),
+        params=("seed", "embedding_dp", "evaluate.recommend"),
+        plots=(Plot(catalog_path("embedding_table"), x="epsilon_max", y="utility",
+                    title="Noisy sentence embeddings: utility vs epsilon_max"),),
+    ),
+    Stage(
         name="evaluate",
-        summary="utility of classifiers trained on each corpus: the privacy-utility frontier",
-        # release_manifest: each setting's facts (fills from the corpus? served, or why not?) from its release
-        reads=("corpus", "detector", "interests", "fill_in", "budgets", "detect_metrics", "privatized",
-               "release_manifest", "privatize_metrics", "ledger", "noisy_embeddings", "embedding_manifest",
-               "embedding_dp_metrics"),
-        params=("seed", "device", "evaluate", "report", "privatize.settings", "embedding_dp", "tracking.log_models",
+        summary="utility of classifiers trained on each corpus; the privacy-utility frontier and the recommendation",
+        # release_manifest: each setting's facts (served, or why not?) from its release
+        reads=("corpus", "fill_in", "detect_metrics", "privatized", "release_manifest", "privatize_metrics", "ledger",
+               "attack_metrics", "leaks", "embedding_table", "embedding_plot"),
+        params=("seed", "device", "evaluate", "report", "privatize.settings", "tracking.log_models",
                 "tracking.registered_model", "tracking.registered_privatizer"),
         plots=(Plot(catalog_path("frontier"), x="privacy_risk", y="utility",
-                    title="Privacy-utility frontier (one point per setting)"),
-               Plot(catalog_path("embedding_table"), x="epsilon_max", y="utility",
-                    title="Noisy sentence embeddings: utility vs epsilon_max")),
+                    title="Privacy-utility frontier (one point per setting)"),),
     ),
 )
 

@@ -120,3 +120,8 @@ def metric_dp_phrases(text: str) -> list[list[str]]:
     if current:
         out.append(current)
     return out
+
+
+def lookup_key(word: str, lowercase: bool) -> str:
+    """The form under which ``word`` is looked up in an embedding vocabulary."""
+    return word.lower() if lowercase else word

@@ -131,8 +131,8 @@ def test_interests_flag_adds_the_inferred_interest_and_evidence_offsets_never_te
     from textsift.artifacts import INTERESTS_POINTER, interests_folder
     from textsift.detect import infer_interests
     from textsift.interests.attack import grounded
+    from textsift.interests.inference import generate, parse
     from textsift.interests.io import load_interest_model
-    from textsift.interests.training import generate, parse
 
     output = first_run["base"] / "interests.parquet"
     result = CliRunner().invoke(app, ["detect", "--input", str(first_run["source"]), "--output", str(output),

@@ -24,7 +24,8 @@ OUTPUTS = ("data/ingest/corpus.parquet", "data/ingest/rejects.parquet", "metrics
            "data/privatized/mdp.parquet", "metrics/privatize/mdp.json",
            "data/lrp_budgets/embeddings.parquet", "data/lrp_budgets/budgets.npz",
            "data/embeddings/uni.parquet", "data/embeddings/uni.manifest.json",
-           "metrics/evaluate.json", "metrics/evaluate_embeddings.json", "reports/evaluate/utility.csv",
+           "metrics/attacks.json", "reports/evaluate/leaks.csv", "metrics/evaluate.json",
+           "metrics/evaluate_embeddings.json", "reports/evaluate/utility.csv",
            "reports/evaluate/frontier.csv", "reports/evaluate/embedding_dp.csv")
 KEYED = ["privatize@mdp", "embedding_dp@uni"]  # the stages that draw with the key (evaluate, downstream, not run)
 KEYED_OUTPUTS = ("data/privatized/mdp.parquet", "metrics/privatize/mdp.json", "data/embeddings/uni.parquet",
@@ -41,7 +42,7 @@ def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = new_dvc_project(tmp_path_factory.mktemp("dvc") / "project")
     first = dvc_run(["dvc", "repro"], root)
     for stage in ("ingest", "train_fill_in", "build_indexes@w2v", "privatize@mdp", "lrp_budgets", "embedding_dp@uni",
-                  "evaluate"):
+                  "attack", "evaluate_embeddings", "evaluate"):
         assert f"Running stage '{stage}'" in first
     return root
 

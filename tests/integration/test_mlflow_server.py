@@ -61,19 +61,20 @@ def test_stages_log_to_a_real_server(mlflow_server: str, tmp_path: Path, monkeyp
                         embedding_dp__settings={"lrp_eps50": {"allocation": "lrp", "epsilon_max": 50}})
     run_stage("ingest", root=root)
     run_stage("train_fill_in", root=root)
-    run_stage("train_detectors", root=root)  # evaluate's attacker fetches the detector back too
+    run_stage("train_detectors", root=root)  # the attack stage fetches the detector back too
     run_stage("train_interests", root=root)
     run_stage("privatize", root=root, key="ds_default")  # fetches the fill-in model back through the server
     run_stage("detect", root=root)  # the spans lrp_budgets reads
     run_stage("lrp_budgets", root=root)
     run_stage("embedding_dp", root=root, key="lrp_eps50")
-    run_stage("evaluate", root=root)
+    for stage in ("attack", "evaluate_embeddings", "evaluate"):
+        run_stage(stage, root=root)
     assert not (root / "mlruns.db").exists()  # nothing went to the embedded store
     client = MlflowClient(mlflow_server)
     experiment = client.get_experiment_by_name("textsift")
     runs = {r.data.tags["textsift.stage"]: r for r in client.search_runs([experiment.experiment_id])}
     assert {"ingest", "train_fill_in", "train_detectors", "train_interests", "privatize", "lrp_budgets",
-            "embedding_dp", "evaluate"} <= set(runs)
+            "embedding_dp", "attack", "evaluate_embeddings", "evaluate"} <= set(runs)
     grid = {a.path for a in client.list_artifacts(runs["embedding_dp"].info.run_id, "embedding_dp")}
     assert {"embedding_dp/grid.csv", "embedding_dp/lrp_eps50.manifest.json"} <= grid
     fill_in = {a.path for a in client.list_artifacts(runs["train_fill_in"].info.run_id, "fill_in")}

@@ -64,7 +64,8 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
     assert set(by_stage) == {"key", "ingest", "train_detectors", "train_interests", "detect", "train_fill_in",
                              "build_indexes@w2v", "build_indexes@glove", "privatize@ds", "privatize@ds2",
                              "privatize@mdp", "privatize@mdp_det", "privatize@mdp_pub", "privatize@red",
-                             "lrp_budgets", "embedding_dp@lrp_eps50", "embedding_dp@uniform_eps50", "evaluate"}
+                             "lrp_budgets", "embedding_dp@lrp_eps50", "embedding_dp@uniform_eps50", "attack",
+                             "evaluate_embeddings", "evaluate"}
     assert all(run.info.status == "FINISHED" for run in children)
     assert by_stage["privatize@mdp"].data.params["privatize.settings.mdp.epsilon"] == "20.0"
     assert "seed" in by_stage["privatize@mdp"].data.params  # an experiment run logs its seed
@@ -587,7 +588,7 @@ def test_a_rerun_skips_unchanged_stages_rebuilds_damage_and_reruns_only_a_change
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     changed = _children(pipeline(root=str(root)))
     assert {name for name, run in changed.items() if run.data.tags["textsift.cached"] == "false"} == {
-        "key", "privatize@mdp", "evaluate"}
+        "key", "privatize@mdp", "attack", "evaluate"}  # not the noisy embeddings' evaluation
     # red's privatize came from the cache and registered nothing: this run judged, and promote ships, the privatizer
     # an earlier run registered for the very corpus judged here
     rerun = changed["evaluate"].data.tags["mlflow.parentRunId"]

@@ -133,7 +133,7 @@ def test_metrics_are_kept_by_git_and_the_frontier_is_a_dvc_plot() -> None:
     ignored = subprocess.run(["git", "check-ignore", *metrics], cwd=REPO, capture_output=True, text=True)
     assert ignored.stdout.split() == []
     plots = [next(iter(p)) for p in doc["plots"]]
-    assert plots == ["reports/evaluate/frontier.csv", "reports/evaluate/embedding_dp.csv"]
+    assert plots == ["reports/evaluate/embedding_dp.csv", "reports/evaluate/frontier.csv"]
 
 
 def test_transformers_is_imported_at_module_level_only() -> None:

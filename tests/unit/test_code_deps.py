@@ -42,9 +42,9 @@ def test_the_deps_that_were_missing_by_hand_are_found() -> None:
     assert "components/textsift/evaluation/geometry.py" in privatize
     # mechanisms are imported by kind (textsift.mechanisms.registry): every implementation is the stage's code
     assert {f"components/textsift/mechanisms/{kind}/mechanism.py" for kind in MECHANISMS} <= set(privatize)
-    # evaluate reads each setting's facts (fills from the corpus? served, or why not?) from its release's manifest,
-    # which privatize writes with the mechanism's code as a dep: an edit there re-runs privatize, and so evaluate
-    assert "release_manifest" in get_stage("evaluate").reads
+    # attack and evaluate read each setting's facts (fills from the corpus? served, or why not?) from its release's
+    # manifest, which privatize writes with the mechanism's code as a dep: an edit there re-runs privatize, then them
+    assert "release_manifest" in get_stage("evaluate").reads and "release_manifest" in get_stage("attack").reads
     assert not any("mechanism.py" in p for s in STAGES if s.name != "privatize" for p in s.all_code)
     assert "components/textsift/models/loading.py" in stage_code("build_indexes")
     assert {"components/textsift/readers.py", "components/textsift/tokenize.py"} <= set(stage_code("train_detectors"))
@@ -53,10 +53,24 @@ def test_the_deps_that_were_missing_by_hand_are_found() -> None:
     assert not any(p.endswith(("textsift/registry.py", "stage_cache.py")) for s in STAGES for p in s.all_code)
 
 
+def test_measuring_is_split_from_judging() -> None:
+    """The attacks and the noisy-embedding evaluation are stages of their own: editing the report or the rule
+    re-runs no attacker, and evaluate, which trains the classifiers and judges, loads none of the attackers' models."""
+    lib = "components/textsift/"
+    attack, embeddings, evaluate = (set(stage_code(s)) for s in ("attack", "evaluate_embeddings", "evaluate"))
+    judging = {f"{lib}evaluation/{m}.py" for m in ("publishing", "report", "setting_utility")}
+    assert not judging & (attack | embeddings)
+    assert not {f"{lib}evaluation/recommend.py", f"{lib}evaluation/frontier.py"} & attack  # the embedding rule's
+    attacking = {f"{lib}{m}.py" for m in ("evaluation/attackers", "models/detector", "interests/inference")}
+    assert attacking <= attack and not attacking & (evaluate | embeddings)
+    assert f"{lib}interests/training.py" not in attack  # running the interest attacker is not training it
+    assert f"{lib}budgets/fit.py" in embeddings and f"{lib}budgets/fit.py" not in evaluate | attack
+
+
 def test_a_word_list_belongs_to_the_module_that_reads_it() -> None:
     """Editing DataSifter's stop-word list re-runs what reads it (privatize, and the stages whose code reads stop
     words), never the trained models; the detector's templates re-run training, not the key or ingest."""
-    stop_words = "components/textsift/mechanisms/datasifter/stopwords_en.txt"
+    stop_words = "components/textsift/stopwords_en.txt"
     readers = {stage.name for stage in STAGES if stop_words in stage.all_code}
     assert "privatize" in readers and not readers & {"key", "ingest", "train_fill_in", "train_detectors",
                                                      "train_interests", "detect", "build_indexes"}

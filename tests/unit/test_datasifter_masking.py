@@ -8,9 +8,10 @@ import pytest
 from textsift.mechanisms.datasifter.masking import BLACK, NORMAL, WHITE, MaskingRule, mask_document
 from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sifter import mask_corpus, mask_metrics
-from textsift.mechanisms.datasifter.wordlists import default_blacklist, parse_word_list, stop_words
+from textsift.mechanisms.datasifter.wordlists import default_blacklist
 from textsift.rng import generator
 from textsift.tokenize import words
+from textsift.word_lists import parse_word_list, stop_words
 
 
 class Scripted:

@@ -8,8 +8,8 @@ import pytest
 from textsift.mechanisms.datasifter.keyphrases import candidate_runs, rake, textrank_sentences
 from textsift.mechanisms.datasifter.obfuscation import obfuscate, swap_ranked, swap_tail
 from textsift.mechanisms.datasifter.partners import choose_partners, cluster, pick_partner, pool_size, tfidf
-from textsift.mechanisms.datasifter.wordlists import stop_words
 from textsift.rng import generator
+from textsift.word_lists import stop_words
 
 SENTENCE = "Compatibility of systems of linear constraints over the set of natural numbers."
 MINE = "I met the famous film director at the party. The garden party was nice, and the film director was late."

@@ -81,9 +81,10 @@ def test_labels_sit_one_position_left_of_the_target_tokens_they_predict() -> Non
 
 
 def test_a_trained_model_saves_loads_and_decodes_the_same_and_reproducibly(tmp_path, one_torch_thread: None) -> None:
+    from textsift.interests.inference import generate, parse
     from textsift.interests.io import load_interest_model, save_interest_model
     from textsift.interests.params import InterestParams
-    from textsift.interests.training import generate, parse, score, train_interest_model
+    from textsift.interests.training import score, train_interest_model
 
     params = InterestParams(encoder_layers=1, epochs=1, batch_size=8, max_len=6, beam_size=2)
     posts = generate_posts(24, "train", seed=1)

@@ -21,7 +21,7 @@ def test_a_model_carries_modules_and_their_word_lists_never_a_stray_file(tmp_pat
     packed = packed_code(tree, tmp_path / "code")
     carried = {p.relative_to(packed).as_posix() for p in packed.rglob("*") if p.is_file()}
     assert {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts} <= carried
-    assert {"mechanisms/redact/nationalities.txt", "mechanisms/datasifter/stopwords_en.txt"} <= carried
+    assert {"mechanisms/redact/nationalities.txt", "stopwords_en.txt"} <= carried
     assert not [p for p in carried if p.endswith((".csv", ".pyc")) or "patients" in p]
     assert not any("Zyxwvut" in p.read_text(encoding="utf-8") for p in packed.rglob("*") if p.is_file())
 

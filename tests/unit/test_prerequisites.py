@@ -79,14 +79,13 @@ def test_a_metric_dp_instance_hashes_its_own_index_only() -> None:
     assert {"data/indexes/w2v", "data/indexes/bert"} <= set(stage_deps(get_stage("privatize"), PARAMS))  # the body
 
 
-def test_the_interest_model_is_a_stage_of_its_own_that_only_evaluate_waits_for() -> None:
+def test_the_interest_model_is_a_stage_of_its_own_that_only_the_attack_stage_waits_for() -> None:
     from textsift.registry import instances, upstream_instances
 
     waits = {inst.name: {u.name for u in upstream_instances(inst, PARAMS)} for inst in instances(PARAMS)}
     assert waits["train_interests"] == set()  # no input: the flow starts it at once
-    assert "train_interests" in waits["evaluate"]
-    assert [name for name, upstream in waits.items() if "train_interests" in upstream] == ["evaluate"]
+    assert [name for name, upstream in waits.items() if "train_interests" in upstream] == ["attack"]
     declared = {inst.name: inst.declared_params(PARAMS) for inst in instances(PARAMS)}
     assert "detectors.interests" in declared["train_interests"]
-    # an interest-model setting re-runs train_interests (and evaluate), never the detector's training
+    # an interest-model setting re-runs train_interests (and the attacks), never the detector's training
     assert not [k for k in declared["train_detectors"] if k == "detectors" or k.startswith("detectors.interests")]

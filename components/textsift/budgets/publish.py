@@ -18,18 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from textsift.budgets.accounting import ACCOUNTING
 from textsift.budgets.allocation import allocate_epsilon, laplace_scale, uniform_epsilon
 from textsift.budgets.fit import classify
 from textsift.budgets.params import EmbeddingDPSetting, GridParams, RelevanceParams
 from textsift.evaluation.utility import score_probabilities
-
-ACCOUNTING = (
-    "Each published row (one document embedding) is epsilon_max-DP with respect to substituting one sensitive word "
-    "within the masked-LM candidate neighbourhood whose spread defines the sensitivity: dimension d gets "
-    "Lap(0, sensitivity_d / epsilon_d), and the dimensions compose sequentially (sum of epsilon_d = epsilon_max). "
-    "A person in k published rows composes to k * epsilon_max. The sensitivity is empirical, and sensitivity and "
-    "relevance were fitted on the corpus itself, so the allocation is not private; the noise is."
-)
 
 
 @dataclass(frozen=True)

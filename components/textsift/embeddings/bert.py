@@ -19,9 +19,9 @@ import numpy as np
 import torch
 from transformers import AutoModel, AutoTokenizer
 
-from textsift.embeddings.vectors import WordVectors, lookup_key
+from textsift.embeddings.vectors import WordVectors
 from textsift.models.loading import hf_folders, load_pretrained
-from textsift.tokenize import is_metric_dp_word
+from textsift.tokenize import is_metric_dp_word, lookup_key
 
 WordSpan = tuple[int, int, int]  # (window, first piece position, end position)
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from textsift.embeddings.vectors import WordVectors, lookup_key
-from textsift.tokenize import is_metric_dp_word
+from textsift.embeddings.vectors import WordVectors
+from textsift.tokenize import is_metric_dp_word, lookup_key
 
 EMBEDDINGS_FILE = "glove_6B_50d_emb.npy"
 INDEX_FILE = "glove_6B_index.parquet"

@@ -15,12 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textsift.tokenize import is_metric_dp_word
-
-
-def lookup_key(word: str, lowercase: bool) -> str:
-    """The form under which ``word`` is looked up in an embedding vocabulary."""
-    return word.lower() if lowercase else word
+from textsift.tokenize import is_metric_dp_word, lookup_key
 
 
 def vocab_sha256(words: Sequence[str]) -> str:

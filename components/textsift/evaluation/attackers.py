@@ -1,4 +1,4 @@
-"""evaluate, attacker part: what an adversary still recovers from each corpus's test split (METHODS.md §5).
+"""attack: what an adversary still recovers from each corpus's test split (METHODS.md §5).
 
 Two attackers, loaded once and run on every corpus in turn (the original first, as the reference), and one count
 that needs no model:
@@ -44,20 +44,20 @@ from textsift.evaluation.reidentification import (
 )
 from textsift.indexes.vocabulary import document_frequencies
 from textsift.interests.attack import interest_accuracy, interest_leak, interest_leak_counts
+from textsift.interests.inference import INTEREST_ONLY_TOKENS, InterestModel, generate, infer, parse
 from textsift.interests.io import load_interest_model
-from textsift.interests.training import INTEREST_ONLY_TOKENS, InterestModel, generate, infer, parse
-from textsift.mechanisms.datasifter.wordlists import stop_words
 from textsift.models.detector import detect
 from textsift.models.detector_io import load_detector
 from textsift.rng import generator
 from textsift.stage_context import StageContext
+from textsift.word_lists import stop_words
 
 log = logging.getLogger("textsift")
 PUBLIC_WORD_DOCS = 5  # a word used outside every span by this many documents is public (indexes' min_doc_freq)
 
 
 def infer_interests(model: InterestModel, texts: list[str], attack: InterestAttackParams) -> list[str]:
-    """The attacker's interest per text (:func:`textsift.interests.training.infer`); with
+    """The attacker's interest per text (:func:`textsift.interests.inference.infer`); with
     ``min_evidence_overlap`` 0 only the interest is decoded (2 tokens, not the evidence too)."""
     if attack.min_evidence_overlap <= 0:
         return [parse(g)[0] for g in generate(model, texts, INTEREST_ONLY_TOKENS)]
@@ -177,7 +177,7 @@ class Attackers:
         """Log what the interest attacker found on the original and how long it took over every corpus."""
         if self.interest_model is None:
             return
-        log.info("evaluate: interest attacker on %d corpora (%d distinct texts decoded) in %.0fs; it finds one in "
+        log.info("attack: interest attacker on %d corpora (%d distinct texts decoded) in %.0fs; it finds one in "
                  "%.1f%% of original test documents; accuracy on known interests %s", self.corpora, len(self.decoded),
                  self.interest_seconds,
                  100 * sum(i != "none" for i in self.original_interests) / max(len(self.original_interests), 1),

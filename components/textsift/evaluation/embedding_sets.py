@@ -1,4 +1,4 @@
-"""evaluate, noisy-embedding part: utility and attacks per ``embedding_dp`` setting (METHODS.md §3).
+"""evaluate_embeddings: utility and attacks per ``embedding_dp`` setting (METHODS.md §3).
 
 Rows: two unnoised references — ``original`` (embeddings of the original text) and ``filled`` (step 1
 only: the published basis) — and one row per setting. Utility: the step-3 MLP trained on a view's
@@ -32,6 +32,7 @@ import pandas as pd
 from textsift.budgets.fit import classify
 from textsift.budgets.fit_store import load_rows
 from textsift.budgets.publish import selection_metric
+from textsift.config import flatten
 from textsift.evaluation.cross_release import cross_release, mean_cosine, per_setting
 from textsift.evaluation.keyword_attack import (
     GROUPS,
@@ -58,6 +59,7 @@ CROSS_COLUMNS = ("single_cosine", "cross_release_cosine", "cross_release_solve_c
                  "cross_release_average_cosine", "cross_release_baseline", "cross_release_gain",
                  "attack_success_solved")
 METRIC_COLUMNS = (*UTILITY_METRICS, *ATTACK_COLUMNS, "keyword_gain", *CROSS_COLUMNS, "privacy_risk")
+EMBEDDING_COLUMNS = ("epsilon_max", *METRIC_COLUMNS)
 NOISE_STAGE = "evaluate.keyword_attack.noise"  # the noise-aware attacker's draws (public seed)
 BASELINE_STAGE = "evaluate.cross_release.baseline"  # the composition baseline's simulated draws (public seed)
 
@@ -101,8 +103,8 @@ def cross_release_rows(published: dict[str, tuple[np.ndarray, np.ndarray]], basi
     return per_setting(pairs)
 
 
-def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, float], bytes]:
-    """The table (references first), flat metrics ``embedding.<row>.<metric>`` and the plot, all written."""
+def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The table (references first) and flat metrics ``embedding.<row>.<metric>``; the table and plot written."""
     settings = ctx.params.embedding_dp.settings
     seed = ctx.params.seed
     fit = load_rows(ctx.input("budgets"))
@@ -150,7 +152,35 @@ def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, floa
                            metric)
     ctx.save("embedding_table", table)
     ctx.save("embedding_plot", png)
-    return table, flat, png
+    return table, flat
+
+
+def set_metrics(table: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Per row of the table (references and settings), its ε_max and metrics: ``metrics/evaluate_embeddings.json``."""
+    return {row["setting"]: {k: float(row[k]) for k in EMBEDDING_COLUMNS if not _nan(row[k])}
+            for _, row in table.iterrows()}
+
+
+def log_embedding_runs(ctx: StageContext, embeddings: pd.DataFrame) -> None:
+    """One ``frontier@<setting>`` run per noisy-embedding setting: ε_max, utility, the attacks and privacy risk.
+
+    Tagged ``textsift.stage = embedding_frontier``: their metrics differ from the text settings', whose
+    ``frontier`` runs keep one set of names so the MLflow compare view lines them up.
+    """
+    for _, row in embeddings.iterrows():
+        key = str(row["setting"])
+        setting = ctx.params.embedding_dp.settings.get(key)
+        if setting is None:
+            continue
+        run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,
+                                       tags={"textsift.stage": "embedding_frontier", "textsift.setting": key,
+                                             "textsift.mechanism": f"embedding_dp_{setting.allocation}",
+                                             "textsift.passes": str(bool(row.get("passes", False))).lower()})
+        ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
+        metrics = {f"embedding.{column}": row.get(column) for column in (*EMBEDDING_COLUMNS, "a", "b", "gamma")}
+        metrics.update({"privacy_risk": row.get("privacy_risk"), "utility": row.get("utility")})
+        ctx.tracker.log_metrics(run_id, {k: float(v) for k, v in metrics.items() if not _nan(v)})
+        ctx.tracker.end_run(run_id, True)
 
 
 def _nan(value: Any) -> bool:

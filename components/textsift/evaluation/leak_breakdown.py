@@ -1,4 +1,4 @@
-"""evaluate, leak part: which gold spans of the test split each corpus still contains, by span type (§5).
+"""attack, leak part: which gold spans of the test split each corpus still contains, by span type (§5).
 
 The counts per document come from :func:`textsift.evaluation.privacy.leak_counts` (the rule privatize's
 ``privacy.leak.rate`` uses); here they become the report's table, with a bootstrap interval per rate.

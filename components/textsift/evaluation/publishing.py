@@ -25,11 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from textsift.budgets.publish import ACCOUNTING
+from textsift.budgets.accounting import ACCOUNTING
 from textsift.config import flatten
 from textsift.evaluation.detection_quality import CAVEAT as DETECTION_CAVEAT
 from textsift.evaluation.detection_quality import detection_table, protected_types_table
-from textsift.evaluation.embedding_sets import METRIC_COLUMNS
 from textsift.evaluation.frontier import ATTACK_INTERVALS, INTERVAL_COLUMNS, frontier_rows, frontier_table
 from textsift.evaluation.leak_breakdown import leak_intervals
 from textsift.evaluation.ledger import NOT_DP, composed_epsilon, ledger_metrics
@@ -44,7 +43,6 @@ from textsift.tracking import PRIVATIZER_TAG, RELEASE_TAG, git_commit, newest_ve
 
 log = logging.getLogger("textsift")
 COMPOSED = "all DP releases"  # the ledger row that composes every DP release of a document
-EMBEDDING_COLUMNS = ("epsilon_max", *METRIC_COLUMNS)
 EMBEDDING_NOTE = (f"Noisy embeddings: {ACCOUNTING} Keyword attack: balanced accuracy (0.5 = chance) of the stronger "
                   "of two attackers, one trained on clean embeddings (attack_success_clean, the figure reported "
                   "before) and one on clean embeddings plus Laplace noise of the setting's published scales "
@@ -115,8 +113,9 @@ def write_frontier(
                                      for _, row in table.iterrows()
                                      for column in ("utility", "leak_rate", "privacy_risk")
                                      if not isnan(row[column])})
-    for name in ("frontier", "frontier_plot", "leaks", "embedding_table", "embedding_plot"):
-        ctx.tracker.log_artifact(target, ctx.output(name), "frontier")
+    for path in (ctx.output("frontier"), ctx.output("frontier_plot"), ctx.input("leaks"), ctx.input("embedding_table"),
+                 ctx.input("embedding_plot")):  # what the report shows, beside it on the parent run
+        ctx.tracker.log_artifact(target, path, "frontier")
     with tempfile.TemporaryDirectory() as folder:
         logged = Path(folder) / ctx.output("report").name
         logged.write_text(report({**reproducible, **run_provenance(ctx, target)}), encoding="utf-8")
@@ -298,28 +297,6 @@ def log_setting_runs(
         ctx.tracker.end_run(run_id, True)
         runs[key] = run_id
     return runs
-
-
-def log_embedding_runs(ctx: StageContext, embeddings: pd.DataFrame) -> None:
-    """One ``frontier@<setting>`` run per noisy-embedding setting: ε_max, utility, the attacks and privacy risk.
-
-    Tagged ``textsift.stage = embedding_frontier``: their metrics differ from the text settings', whose
-    ``frontier`` runs keep one set of names so the MLflow compare view lines them up.
-    """
-    for _, row in embeddings.iterrows():
-        key = str(row["setting"])
-        setting = ctx.params.embedding_dp.settings.get(key)
-        if setting is None:
-            continue
-        run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,
-                                       tags={"textsift.stage": "embedding_frontier", "textsift.setting": key,
-                                             "textsift.mechanism": f"embedding_dp_{setting.allocation}",
-                                             "textsift.passes": str(bool(row.get("passes", False))).lower()})
-        ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
-        metrics = {f"embedding.{column}": row.get(column) for column in (*EMBEDDING_COLUMNS, "a", "b", "gamma")}
-        metrics.update({"privacy_risk": row.get("privacy_risk"), "utility": row.get("utility")})
-        ctx.tracker.log_metrics(run_id, {k: float(v) for k, v in metrics.items() if not isnan(v)})
-        ctx.tracker.end_run(run_id, True)
 
 
 def isnan(value: Any) -> bool:

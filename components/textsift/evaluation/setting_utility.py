@@ -35,11 +35,6 @@ CLASSIFIER = "tfidf_logreg"
 FEATURE_BATCH = 64  # texts per forward pass of the frozen encoder (batched by length: little padding)
 
 
-def split(frame: pd.DataFrame, name: str) -> pd.DataFrame:
-    """The rows of ``frame`` in split ``name`` (train, validation or test)."""
-    return frame[frame["split"] == name]
-
-
 @dataclass(frozen=True)
 class Transformer:
     """The transformer classifier's encoder folder and, in ``features`` mode, the evaluation's feature cache."""

@@ -30,9 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from textsift.corpus import CharSpan
-from textsift.embeddings.vectors import lookup_key
 from textsift.errors import ConfigError
-from textsift.tokenize import metric_dp_words
+from textsift.tokenize import lookup_key, metric_dp_words
 
 
 def _overlaps(start: int, end: int, ranges: list[tuple[int, int]]) -> bool:

@@ -15,8 +15,8 @@ from safetensors.torch import load_file
 from transformers import AutoConfig, AutoTokenizer
 
 from textsift.device import global_torch_rng
+from textsift.interests.inference import InterestModel
 from textsift.interests.params import InterestParams
-from textsift.interests.training import InterestModel
 from textsift.interests.unilm import UniLMSeq2Seq
 from textsift.models.detector_encoders import encoder_from_config
 from textsift.models.folder_io import ENCODER, TOKENIZER, WEIGHTS, read_meta, write_model_folder

@@ -1,4 +1,4 @@
-"""Training, inference and scoring of the IPI interest attacker (METHODS.md §4.2).
+"""Training and scoring of the IPI interest attacker (METHODS.md §4.2); its inference is :mod:`.inference`.
 
 Training: teacher-forced next-token cross-entropy on the target tokens of ``[CLS] post [SEP] target
 [SEP]`` under the seq2seq mask, AdamW with warm-up and linear decay, clipped gradients. Seeded like
@@ -12,19 +12,17 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
 from transformers import AutoTokenizer, RoFormerConfig, RoFormerModel
 
 from textsift.device import TorchStream, autocast, global_torch_rng
-from textsift.interests.attack import grounded
+from textsift.interests.inference import InterestModel, parse
 from textsift.interests.params import InterestParams
 from textsift.interests.rouge import corpus_rouge
-from textsift.interests.synthetic import NONE, SEPARATOR, InterestPost
-from textsift.interests.unilm import UniLMSeq2Seq, beam_search, encode_pairs, loss
+from textsift.interests.synthetic import NONE, InterestPost
+from textsift.interests.unilm import UniLMSeq2Seq, encode_pairs, loss
 from textsift.models.bucketing import length_batches
 from textsift.models.detector_encoders import INIT_STD, init_weights, keep_layers, minilm_folder
 from textsift.models.loading import bert_without_pooler, hf_folders, load_pretrained
@@ -33,15 +31,6 @@ from textsift.rng import generator, torch_seed
 
 log = logging.getLogger("textsift")
 PROGRESS_LOGS = 10
-INTEREST_ONLY_TOKENS = 2  # "<interest> :": every interest name (and "none") is one MiniLM word piece
-
-
-@dataclass
-class InterestModel:
-    model: UniLMSeq2Seq
-    tokenizer: Any
-    params: InterestParams
-    device: str
 
 
 def build_model(params: InterestParams, seed: int) -> InterestModel:
@@ -103,44 +92,6 @@ def train_interest_model(posts: Sequence[InterestPost], params: InterestParams, 
                      elapsed / (step + 1) * (steps - step - 1))
     im.model.eval()
     return im
-
-
-def generate(im: InterestModel, texts: Sequence[str], max_len: int | None = None) -> list[str]:
-    """``"<interest> : <evidence>"`` (or ``"none"``) per text, by beam search, in batches of similar length.
-
-    ``max_len`` overrides the params' (a few tokens are enough when only the interest is wanted: the
-    attacker of evaluate decodes ``INTEREST_ONLY_TOKENS`` when it does not check evidence: ~4x faster).
-    """
-    p = im.params
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # batches of similar length: little padding
-    out: list[str] = [""] * len(texts)
-    for start in range(0, len(order), p.inference_batch_size):
-        batch = order[start:start + p.inference_batch_size]
-        with autocast(im.device, True):
-            found = beam_search(im.model, im.tokenizer, [texts[i] for i in batch], p.max_source, p.beam_size,
-                                min(p.min_len, max_len or p.max_len), max_len or p.max_len, im.device)
-        for i, generated in zip(batch, found, strict=True):
-            out[i] = generated
-    return out
-
-
-def infer(im: InterestModel, texts: Sequence[str], min_evidence_overlap: float) -> list[tuple[str, str]]:
-    """(interest, evidence) per text as the attacker reads it: the full answer decoded, and ``("none", "")``
-    unless at least ``min_evidence_overlap`` of the evidence's words are in the text (0: any interest counts;
-    :func:`textsift.interests.attack.grounded`)."""
-    out = []
-    for text, generated in zip(texts, generate(im, texts), strict=True):
-        interest, evidence = parse(generated)
-        kept = grounded(text, interest, evidence, min_evidence_overlap) != NONE
-        out.append((interest, evidence) if kept else (NONE, ""))
-    return out
-
-
-def parse(generated: str) -> tuple[str, str]:
-    """(interest, evidence) of a generated text; ``("none", "")`` when it names no interest."""
-    interest, _, evidence = generated.partition(SEPARATOR.strip())
-    interest = interest.strip().lower()
-    return (interest or NONE, evidence.strip()) if interest != NONE else (NONE, "")
 
 
 def score(generated: Sequence[str], posts: Sequence[InterestPost]) -> dict[str, float]:

@@ -21,9 +21,9 @@ import re
 from collections.abc import Iterable
 
 from textsift.corpus import Span
-from textsift.mechanisms.datasifter.wordlists import stop_words
 from textsift.normalize import cut_at_breaks, whole_clusters
 from textsift.tokenize import words
+from textsift.word_lists import stop_words
 
 NAME_LABELS = frozenset({"PERSON"})
 _MIN_NAME_PART = 2

@@ -29,7 +29,7 @@ from textsift.device import resolve_device
 from textsift.embeddings.glove import public_glove
 from textsift.embeddings.locate import model_folder
 from textsift.embeddings.sources import contextual_pairs, corpus_words, sample_documents, static_vectors
-from textsift.embeddings.vectors import lookup_key, vocab_sha256
+from textsift.embeddings.vectors import vocab_sha256
 from textsift.errors import StageError
 from textsift.evaluation.geometry import geometry_report
 from textsift.evaluation.plots_geometry import geometry_plots
@@ -46,6 +46,7 @@ from textsift.indexes.vocabulary import (
 )
 from textsift.quality.suites import check_corpus
 from textsift.stage_context import StageContext
+from textsift.tokenize import lookup_key
 
 log = logging.getLogger("textsift")
 PLOTS = "plots"

@@ -1,15 +1,13 @@
-"""evaluate: utility and privacy of every corpus, the privacy-utility frontier and the report (METHODS.md §5).
+"""evaluate: utility of classifiers trained on each corpus, the privacy-utility frontier and the report (METHODS.md §5).
 
 Reads the original corpus and each privatized corpus once, one at a time (memory holds the original
-and one setting's corpus), and per corpus: trains and scores the classifiers
-(:mod:`~textsift.evaluation.setting_utility`), counts the test split's leaked spans
-(:mod:`~textsift.evaluation.leak_breakdown`) and runs the attackers (:mod:`~textsift.evaluation.attackers`).
-Noisy sentence embeddings (``embedding_dp`` settings) get their own rows
-(:mod:`~textsift.evaluation.embedding_sets`). Then the frontier, the report and the MLflow runs
-(:mod:`~textsift.evaluation.publishing`).
+and one setting's corpus), and per corpus trains and scores the classifiers
+(:mod:`~textsift.evaluation.setting_utility`). Beside them it reads what the ``attack`` stage measured (the attacks
+and the leak table) and what ``evaluate_embeddings`` measured (the noisy-embedding rows), and judges: the frontier,
+the recommendation, the report and the MLflow runs (:mod:`~textsift.evaluation.publishing`).
 
-Outputs ``metrics/evaluate.json``, ``metrics/evaluate_embeddings.json``, ``reports/evaluate/{utility,leaks,
-frontier,embedding_dp}.csv``, ``reports/evaluate/{frontier,embedding_dp}.png`` and ``reports/evaluate/report.html``.
+Outputs ``metrics/evaluate.json``, ``metrics/frontier.json``, ``reports/evaluate/{utility,frontier}.csv``,
+``reports/evaluate/frontier.png`` and ``reports/evaluate/report.html``.
 """
 
 from __future__ import annotations
@@ -20,15 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from textsift.corpus import spans_to_python
-from textsift.evaluation.attackers import Attackers
-from textsift.evaluation.embedding_sets import evaluate_embeddings
-from textsift.evaluation.leak_breakdown import leak_breakdown
-from textsift.evaluation.privacy import leak_counts
+from textsift.corpus import split_rows
 from textsift.evaluation.publishing import (
-    EMBEDDING_COLUMNS,
-    isnan,
-    log_embedding_runs,
     log_setting_runs,
     register_classifiers,
     tag_privatizers,
@@ -37,7 +28,6 @@ from textsift.evaluation.publishing import (
 from textsift.evaluation.setting_utility import (
     CLASSIFIER,
     evaluate_setting,
-    split,
     transformer,
     utility_metrics,
     with_drops,
@@ -53,43 +43,30 @@ log = logging.getLogger("textsift")
 
 @dataclass
 class _Scored:
-    """What evaluating each corpus once gives: classifiers, utility rows, attack figures, leak counts, examples."""
+    """What evaluating each corpus once gives: classifiers, utility rows and the report's examples."""
 
     models: dict[str, Any] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
-    attacks: dict[str, dict[str, float]] = field(default_factory=dict)
-    counts: dict[str, Any] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)
 
 
-def _score_corpora(ctx: StageContext, corpus: pd.DataFrame, clf: Any, attackers: Attackers) -> _Scored:
-    """Train and score the classifiers, run the attackers and count the leaks of the original corpus and of each
-    privatized one (each read once, one at a time)."""
-    test = split(corpus, "test")
-    originals = test["text"].tolist()
+def _score_corpora(ctx: StageContext, corpus: pd.DataFrame, clf: Any) -> _Scored:
+    """Train and score the classifiers of the original corpus and of each privatized one (each read once, one at a
+    time)."""
+    test = split_rows(corpus, "test")
     show = ctx.params.report.examples_per_setting if ctx.params.report.show_examples else 0
     scored = _Scored()
-    scored.models["original"], scored.rows = evaluate_setting("original", split(corpus, "train"),
+    scored.models["original"], scored.rows = evaluate_setting("original", split_rows(corpus, "train"),
                                                               {"original": test}, ctx, clf)
-    scored.attacks["original"] = attackers.original()
-    scored.counts["original"] = leak_counts(originals, attackers.spans, originals)
-    everything, everything_spans = corpus["text"].tolist(), [spans_to_python(s) for s in corpus["spans"]]
     for key in sorted(ctx.params.privatize.settings):
         privatized = ctx.load("privatized", key)  # the one read of this corpus
         check_privatized(corpus, privatized, name=f"evaluate_input_{key}").raise_if_failed()
-        private_test = split(privatized, "test")
+        private_test = split_rows(privatized, "test")
         scored.models[key], setting_rows = evaluate_setting(
-            key, split(privatized, "train"), {"privatized": private_test, "original": test}, ctx, clf)
+            key, split_rows(privatized, "train"), {"privatized": private_test, "original": test}, ctx, clf)
         scored.rows.extend(setting_rows)
-        texts = private_test["text"].tolist()
-        scored.attacks[key] = attackers.privatized(key, texts)
-        if ctx.load("release_manifest", key)["fills_from_corpus"]:  # else: a match is by chance
-            scored.attacks[key].update(attackers.cross_document(key, everything, everything_spans,
-                                                                privatized["text"].tolist()))
-        scored.counts[key] = leak_counts(originals, attackers.spans, texts)
         if show:
-            scored.examples[key] = texts[:show]
-    attackers.summary(scored.attacks["original"])
+            scored.examples[key] = private_test["text"].tolist()[:show]
     return scored
 
 
@@ -111,33 +88,25 @@ def _utility_table(ctx: StageContext, rows: list[dict[str, Any]], test: pd.DataF
 
 
 def run(ctx: StageContext) -> None:
-    """Evaluate the original corpus and every privatized one; write the utility, leak, frontier and embedding
-    tables, ``metrics/evaluate*.json`` and the report; log per-setting MLflow runs and register classifiers."""
+    """Evaluate the original corpus and every privatized one; judge them with the attacks and the noisy-embedding
+    rows; write the utility and frontier tables, ``metrics/evaluate.json``, ``metrics/frontier.json`` and the report;
+    log per-setting MLflow runs and register classifiers."""
     corpus = ctx.load("corpus")
     check_corpus(corpus, name="evaluate_input").raise_if_failed()
-    test = split(corpus, "test")
-    scored = _score_corpora(ctx, corpus, transformer(ctx), Attackers.load(ctx, test, split(corpus, "train")))
-    utility, nested = _utility_table(ctx, scored.rows, test)
-    privacy = privatize_metrics(ctx)
-    for key, attack in scored.attacks.items():
-        privacy.setdefault(key, {}).update(attack)
-        ctx.log_metrics({f"{key}.{name}": value for name, value in attack.items()})
-    leaks = leak_breakdown(scored.counts, ctx.params.evaluate.bootstrap, ctx.params.seed)
-    ctx.save("leaks", leaks)
-    embeddings, embedding_metrics, embedding_png = evaluate_embeddings(ctx)
-    ctx.log_metrics(embedding_metrics)
+    scored = _score_corpora(ctx, corpus, transformer(ctx))
+    utility, nested = _utility_table(ctx, scored.rows, split_rows(corpus, "test"))
     ctx.save("evaluate_metrics", nested)
-    ctx.save("evaluate_embeddings_metrics", {row["setting"]: {k: float(row[k]) for k in EMBEDDING_COLUMNS
-                                                              if not isnan(row[k])}
-                                             for _, row in embeddings.iterrows()})
-    frontier, proposal = write_frontier(ctx, utility, privacy, leaks, embeddings, embedding_png,
+    privacy = privatize_metrics(ctx)
+    for key, attack in ctx.load("attack_metrics").items():
+        privacy.setdefault(key, {}).update(attack)
+    frontier, proposal = write_frontier(ctx, utility, privacy, ctx.load("leaks"), ctx.load("embedding_table"),
+                                        ctx.load("embedding_plot"),
                                         safe_examples(scored.examples, privacy,
                                                       ctx.params.evaluate.recommend.leak_rate))
     setting_runs = log_setting_runs(ctx, frontier, utility, privacy)
     if ctx.params.tracking.log_models:
         judged = tag_privatizers(ctx, frontier, proposal.setting)
         register_classifiers(ctx, scored.models, setting_runs, proposal.setting, judged)
-    log_embedding_runs(ctx, embeddings)
 
 
 def safe_examples(examples: dict[str, list[str]], privacy: dict[str, dict[str, float]], ceiling: float

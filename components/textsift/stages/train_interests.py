@@ -18,10 +18,11 @@ from textsift import user_cache
 from textsift.artifacts import SHA_TAG, write_pointer
 from textsift.corpus import write_json
 from textsift.device import resolve_device
+from textsift.interests.inference import generate
 from textsift.interests.io import save_interest_model
 from textsift.interests.params import InterestParams
 from textsift.interests.synthetic import generate_posts
-from textsift.interests.training import generate, score, train_interest_model
+from textsift.interests.training import score, train_interest_model
 from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")

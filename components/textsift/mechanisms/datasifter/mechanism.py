@@ -14,9 +14,10 @@ from typing import Any
 from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
 from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.sifter import sift
-from textsift.mechanisms.datasifter.wordlists import default_blacklist, parse_word_list
+from textsift.mechanisms.datasifter.wordlists import default_blacklist
 from textsift.rng import Key
 from textsift.tokenize import words
+from textsift.word_lists import parse_word_list
 
 
 def word_lists(setting: DataSifterSetting, resources: Resources) -> tuple[list[str], list[str]]:

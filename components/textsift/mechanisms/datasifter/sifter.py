@@ -22,11 +22,11 @@ from textsift.mechanisms.datasifter.masking import MaskingRule, MaskResult, mask
 from textsift.mechanisms.datasifter.obfuscation import obfuscate
 from textsift.mechanisms.datasifter.params import DataSifterSetting
 from textsift.mechanisms.datasifter.partners import NO_PARTNER
-from textsift.mechanisms.datasifter.wordlists import stop_words
 from textsift.mechanisms.protected_spans import consistent_spans
 from textsift.models.fill_in import FillInModel
 from textsift.rng import Key, generator, torch_seed
 from textsift.tokenize import Token, normal_form, replace_tokens, words
+from textsift.word_lists import stop_words
 
 log = logging.getLogger("textsift")
 

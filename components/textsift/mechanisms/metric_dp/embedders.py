@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from textsift.embeddings.vectors import lookup_key
 from textsift.indexes.projection import project
 from textsift.indexes.store import LoadedIndex
+from textsift.tokenize import lookup_key
 
 if TYPE_CHECKING:
     from textsift.embeddings.bert import ContextualEncoder

@@ -21,13 +21,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from textsift import rng
-from textsift.embeddings.vectors import lookup_key
 from textsift.errors import ConfigError
 from textsift.indexes.store import Searcher
 from textsift.mechanisms.metric_dp.embedders import Embedder
 from textsift.mechanisms.metric_dp.noise import check_privacy_params, sample_noise
 from textsift.rng import Key
-from textsift.tokenize import Token, metric_dp_words, replace_tokens
+from textsift.tokenize import Token, lookup_key, metric_dp_words, replace_tokens
 
 RNG_STAGE = "metric_dp"
 OOV_POLICIES = ("keep", "mask", "drop")
