@@ -82,7 +82,7 @@ ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("noisy_embeddings", "data/embeddings/{key}.parquet", "embedding_dp"),
     Artifact("embedding_manifest", "data/embeddings/{key}.manifest.json", "embedding_dp", form="json"),
     Artifact("embedding_dp_metrics", "metrics/embedding_dp/{key}.json", "embedding_dp", metrics=True),
-    # per corpus (original first) every attack figure; the leaked gold spans of the test split by type
+    # per corpus (the original included) every attack figure; the leaked gold spans of the test split by type
     Artifact("attack_metrics", "metrics/attacks.json", "attack", metrics=True, form="json"),
     Artifact("leaks", "reports/evaluate/leaks.csv", "attack", form="csv"),
     Artifact("embedding_table", "reports/evaluate/embedding_dp.csv", "evaluate_embeddings", form="csv"),

@@ -87,8 +87,8 @@ class Csv(Form):
     """A report table: a frame written without its index, floats to 6 decimals."""
 
     def load(self, path: Path) -> pd.DataFrame:
-        """The table as a frame."""
-        return pd.read_csv(path)
+        """The table as a frame; only an empty cell is missing (a setting may be called "nan" or "null")."""
+        return pd.read_csv(path, keep_default_na=False, na_values=[""])
 
     def save(self, value: pd.DataFrame, path: Path) -> None:
         """The frame as CSV."""

@@ -12,7 +12,7 @@ head of each pool, so the same name or email recurs across documents, as leak me
 A share ``interest_rate`` of documents also gets one sentence that gives away an interest (METHODS.md
 §4.2: an IPI evidence template of one of the 12 categories, filled with the lexicon's held-out values,
 so the interest attacker never saw them in training); its category is the record's ``interest``, and
-``none`` for every other document: the ground truth evaluate scores the attacker against.
+``none`` for every other document: the ground truth the attack stage scores the attacker against.
 
 Document ``i`` draws only from generators keyed by (seed, its id): it is the same whatever
 ``n_docs`` is, and no Faker instance is seeded per document (50,000 documents take seconds). The

@@ -37,7 +37,7 @@ class SourceParams(Frozen):
     split_field: str | None = Field(None, description="column with a given train/test split to respect")
     interest_field: str | None = Field(
         None, description="column with each record's known interest category (or 'none'): the interest "
-        "attacker's ground truth in evaluate; never published with a privatized corpus")
+        "attacker's ground truth in the attack stage; never published with a privatized corpus")
     columns: list[str] | None = Field(None, description="column names of a header-less csv/tsv file")
 
     @model_validator(mode="after")

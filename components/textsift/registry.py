@@ -301,7 +301,8 @@ STAGES: tuple[Stage, ...] = (
         name="evaluate_embeddings",
         summary="utility, keyword and cross-release attacks of every published set of noisy sentence embeddings",
         reads=("budgets", "noisy_embeddings", "embedding_manifest"),
-        params=("seed", "embedding_dp", "evaluate.recommend"),
+        # the rule's embedding ceilings only: a text ceiling's edit re-runs evaluate, not this
+        params=("seed", "embedding_dp", "evaluate.recommend.keyword_gain", "evaluate.recommend.cross_release_gain"),
         plots=(Plot(catalog_path("embedding_table"), x="epsilon_max", y="utility",
                     title="Noisy sentence embeddings: utility vs epsilon_max"),),
     ),
@@ -311,8 +312,10 @@ STAGES: tuple[Stage, ...] = (
         # release_manifest: each setting's facts (served, or why not?) from its release
         reads=("corpus", "fill_in", "detect_metrics", "privatized", "release_manifest", "privatize_metrics", "ledger",
                "attack_metrics", "leaks", "embedding_table", "embedding_plot"),
-        params=("seed", "device", "evaluate", "report", "privatize.settings", "tracking.log_models",
-                "tracking.registered_model", "tracking.registered_privatizer"),
+        params=("seed", "device", "evaluate.tfidf_logreg", "evaluate.transformer", "evaluate.inference_precision",
+                "evaluate.frontier", "evaluate.recommend", "evaluate.bootstrap", "report", "privatize.settings",
+                "embedding_dp.settings", "tracking.log_models", "tracking.registered_model",
+                "tracking.registered_privatizer"),
         plots=(Plot(catalog_path("frontier"), x="privacy_risk", y="utility",
                     title="Privacy-utility frontier (one point per setting)"),),
     ),

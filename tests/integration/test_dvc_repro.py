@@ -27,7 +27,7 @@ OUTPUTS = ("data/ingest/corpus.parquet", "data/ingest/rejects.parquet", "metrics
            "metrics/attacks.json", "reports/evaluate/leaks.csv", "metrics/evaluate.json",
            "metrics/evaluate_embeddings.json", "reports/evaluate/utility.csv",
            "reports/evaluate/frontier.csv", "reports/evaluate/embedding_dp.csv")
-KEYED = ["privatize@mdp", "embedding_dp@uni"]  # the stages that draw with the key (evaluate, downstream, not run)
+KEYED = ["privatize@mdp", "embedding_dp@uni"]  # the keyed stages (attack, evaluate: downstream, not run)
 KEYED_OUTPUTS = ("data/privatized/mdp.parquet", "metrics/privatize/mdp.json", "data/embeddings/uni.parquet",
                  "data/embeddings/uni.manifest.json")
 

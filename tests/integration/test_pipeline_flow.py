@@ -599,6 +599,11 @@ def test_a_rerun_skips_unchanged_stages_rebuilds_damage_and_reruns_only_a_change
     version = MlflowClient(tracker.uri).get_model_version("textsift-privatizer", shipped.privatizer_version)
     assert version.tags["textsift.pipeline_run"] != rerun and version.tags["textsift.judged_in"] == rerun
     check_promoted(tracker, "models:/textsift-privatizer@recommended")
+    # the noisy-embedding evaluation came from the cache, yet this run's parent has every setting's frontier run
+    embedding_runs = MlflowClient(tracker.uri).search_runs(
+        [changed["evaluate"].info.experiment_id],
+        f"tags.mlflow.parentRunId = '{rerun}' and tags.`textsift.stage` = 'embedding_frontier'")
+    assert {r.data.tags["textsift.setting"] for r in embedding_runs} == set(params["embedding_dp"]["settings"])
 
 
 def test_detection_is_its_own_stage_with_confidences_and_provenance(flow_run: dict) -> None:

@@ -3,8 +3,8 @@
 The folder (catalog artifact ``budgets``) holds ``embeddings.parquet`` (doc_id, split, label, the published-basis
 ``embedding``, the ``clean`` embedding of the original text, the sensitive labels and words per document) and
 ``budgets.npz`` (Δf_d, the training rows' relevance and the published relevance). Embeddings of raw text stay here,
-local: they never go to MLflow. Readers (``embedding_dp``, ``evaluate``, ``textsift embed``) go through this module,
-never through the file names.
+local: they never go to MLflow. Readers (``embedding_dp``, ``evaluate_embeddings``, ``textsift embed``) go through
+this module, never through the file names.
 """
 
 from __future__ import annotations

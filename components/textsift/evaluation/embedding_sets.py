@@ -32,8 +32,14 @@ import pandas as pd
 from textsift.budgets.fit import classify
 from textsift.budgets.fit_store import load_rows
 from textsift.budgets.publish import selection_metric
-from textsift.config import flatten
 from textsift.evaluation.cross_release import cross_release, mean_cosine, per_setting
+from textsift.evaluation.embedding_columns import (
+    ATTACK_COLUMNS,
+    CROSS_COLUMNS,
+    EMBEDDING_COLUMNS,
+    METRIC_COLUMNS,
+    REFERENCES,
+)
 from textsift.evaluation.keyword_attack import (
     GROUPS,
     Attacker,
@@ -53,13 +59,6 @@ from textsift.quality.suites import check_metrics
 from textsift.rng import generator
 from textsift.stage_context import StageContext
 
-REFERENCES = ("original", "filled")
-ATTACK_COLUMNS = tuple(f"attack_success{kind}_{group}" for kind in ("", "_clean", "_noise") for group in GROUPS)
-CROSS_COLUMNS = ("single_cosine", "cross_release_cosine", "cross_release_solve_cosine",
-                 "cross_release_average_cosine", "cross_release_baseline", "cross_release_gain",
-                 "attack_success_solved")
-METRIC_COLUMNS = (*UTILITY_METRICS, *ATTACK_COLUMNS, "keyword_gain", *CROSS_COLUMNS, "privacy_risk")
-EMBEDDING_COLUMNS = ("epsilon_max", *METRIC_COLUMNS)
 NOISE_STAGE = "evaluate.keyword_attack.noise"  # the noise-aware attacker's draws (public seed)
 BASELINE_STAGE = "evaluate.cross_release.baseline"  # the composition baseline's simulated draws (public seed)
 
@@ -121,7 +120,7 @@ def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, floa
     published: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for key in sorted(settings):
         frame = ctx.load("noisy_embeddings", key)
-        check_embeddings(fit, frame, basis.shape[1], name=f"evaluate_input_{key}").raise_if_failed()
+        check_embeddings(fit, frame, basis.shape[1], name=f"evaluate_embeddings_input_{key}").raise_if_failed()
         described = ctx.load("embedding_manifest", key)
         x, scale = _matrix(frame, "embedding"), np.asarray(described["laplace_scale"], dtype=np.float64)
         noise_attackers = train_noise_aware_attackers(clean, train, attacked, scale, generator(seed, NOISE_STAGE, key),
@@ -145,7 +144,7 @@ def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, floa
     table = table.merge(judge_embeddings(table, ctx.params.evaluate.recommend), on="setting", how="left")
     flat = {f"embedding.{row['setting']}.{column}": float(row[column]) for _, row in table.iterrows()
             for column in METRIC_COLUMNS if column in row and not _nan(row[column])}
-    check_metrics(flat, name="evaluate_embedding_metrics",
+    check_metrics(flat, name="evaluate_embeddings_metrics",
                           unit_interval=(*UTILITY_METRICS, "accuracy", "f1", "auc", "all", "kept", "filled", "gain",
                                          "solved", "privacy_risk")).raise_if_failed()
     png = embedding_dp_png(table[~table["setting"].isin(REFERENCES)], table[table["setting"].isin(REFERENCES)],
@@ -159,28 +158,6 @@ def set_metrics(table: pd.DataFrame) -> dict[str, dict[str, float]]:
     """Per row of the table (references and settings), its ε_max and metrics: ``metrics/evaluate_embeddings.json``."""
     return {row["setting"]: {k: float(row[k]) for k in EMBEDDING_COLUMNS if not _nan(row[k])}
             for _, row in table.iterrows()}
-
-
-def log_embedding_runs(ctx: StageContext, embeddings: pd.DataFrame) -> None:
-    """One ``frontier@<setting>`` run per noisy-embedding setting: ε_max, utility, the attacks and privacy risk.
-
-    Tagged ``textsift.stage = embedding_frontier``: their metrics differ from the text settings', whose
-    ``frontier`` runs keep one set of names so the MLflow compare view lines them up.
-    """
-    for _, row in embeddings.iterrows():
-        key = str(row["setting"])
-        setting = ctx.params.embedding_dp.settings.get(key)
-        if setting is None:
-            continue
-        run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,
-                                       tags={"textsift.stage": "embedding_frontier", "textsift.setting": key,
-                                             "textsift.mechanism": f"embedding_dp_{setting.allocation}",
-                                             "textsift.passes": str(bool(row.get("passes", False))).lower()})
-        ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
-        metrics = {f"embedding.{column}": row.get(column) for column in (*EMBEDDING_COLUMNS, "a", "b", "gamma")}
-        metrics.update({"privacy_risk": row.get("privacy_risk"), "utility": row.get("utility")})
-        ctx.tracker.log_metrics(run_id, {k: float(v) for k, v in metrics.items() if not _nan(v)})
-        ctx.tracker.end_run(run_id, True)
 
 
 def _nan(value: Any) -> bool:

@@ -20,8 +20,8 @@ CHANGE_KEY = "privacy.token_change_fraction"
 INTEREST_KEY = "privacy.interest.leak_rate"  # the IPI attacker's attribute leak (same name for every mechanism)
 INTEREST_ACCURACY_KEY = "privacy.interest.accuracy"  # ... and its accuracy against the corpus's known interests
 INTERVAL_COLUMNS = ("utility_ci_low", "utility_ci_high", "leak_rate_ci_low", "leak_rate_ci_high")
-CROSS_DOCUMENT_KEY = "privacy.cross_document.rate"  # evaluate's cross-document name disclosure (every mechanism)
-TRIR_RATE_KEY = "privacy.trir.rate"  # evaluate's re-identification attacker: the share of documents it links ...
+CROSS_DOCUMENT_KEY = "privacy.cross_document.rate"  # the attack stage's cross-document disclosure
+TRIR_RATE_KEY = "privacy.trir.rate"  # the re-identification attacker: the share of documents it links ...
 TRIR_GAIN_KEY = "privacy.trir.gain"  # ... and that share's gain over chance, the recommendation's criterion
 ATTACK_INTERVALS = {"attacker_recall": "privacy.attacker.recall", "interest_leak": "privacy.interest.leak_rate",
                     "cross_document": CROSS_DOCUMENT_KEY, "trir_rate": TRIR_RATE_KEY, "trir_gain": TRIR_GAIN_KEY}
@@ -46,7 +46,7 @@ def frontier_rows(
     document is about a person of the train split), the bootstrap intervals ``utility_ci_low/high`` (from the
     utility table's ``<metric>_ci_*`` columns), ``leak_rate_ci_low/high`` (from ``leak_intervals``, gold-span leak
     rates only), ``attacker_recall_ci_*``, ``interest_leak_ci_*``, ``cross_document_ci_*``, ``trir_rate_ci_*`` and
-    ``trir_gain_ci_*`` (from evaluate's attackers), ``served_leak`` (the leak rate of what the service answers
+    ``trir_gain_ci_*`` (from the attack stage), ``served_leak`` (the leak rate of what the service answers
     for the test documents, ``served.leak.rate``: NaN for a setting that is not served), ``epsilon_p50`` (the
     median ε a document spent, from the setting's ledger: NaN when it is not differentially private), and the
     classifier's

@@ -104,7 +104,8 @@ class BootstrapParams(Frozen):
 
 
 class InterestAttackParams(Frozen):
-    """How evaluate's IPI attacker decides (METHODS.md §4.2 as an attribute-inference attack; see interests.attack)."""
+    """How the attack stage's IPI attacker decides (METHODS.md §4.2 as an attribute-inference attack; see
+    interests.attack)."""
 
     min_evidence_overlap: Probability = Field(
         0.5, ge=0, le=1, description="share of the generated evidence's words the text must contain for the "

@@ -26,9 +26,11 @@ import numpy as np
 import pandas as pd
 
 from textsift.budgets.accounting import ACCOUNTING
+from textsift.catalog import path as catalog_path
 from textsift.config import flatten
 from textsift.evaluation.detection_quality import CAVEAT as DETECTION_CAVEAT
 from textsift.evaluation.detection_quality import detection_table, protected_types_table
+from textsift.evaluation.embedding_columns import EMBEDDING_COLUMNS
 from textsift.evaluation.frontier import ATTACK_INTERVALS, INTERVAL_COLUMNS, frontier_rows, frontier_table
 from textsift.evaluation.leak_breakdown import leak_intervals
 from textsift.evaluation.ledger import NOT_DP, composed_epsilon, ledger_metrics
@@ -187,7 +189,9 @@ def ledger_frame(privacy: dict[str, dict[str, float]], embeddings: pd.DataFrame,
 def reproducible_provenance(ctx: StageContext) -> dict[str, str]:
     """What the report was computed from, identical on every reproduction of the same inputs."""
     params = hashlib.sha256(json.dumps(ctx.declared, sort_keys=True, default=str).encode()).hexdigest()
-    return {"corpus (data/ingest/corpus.parquet) sha256": content_digest(ctx.input("corpus")),
+    measured = {f"{catalog_path(name)} sha256": content_digest(ctx.input(name))  # the attacks' and embeddings'
+                for name in ("attack_metrics", "leaks", "embedding_table")}  # params are in these digests
+    return {"corpus (data/ingest/corpus.parquet) sha256": content_digest(ctx.input("corpus")), **measured,
             "params sha256 (the keys evaluate declares)": params, "textsift version": _version("textsift")}
 
 
@@ -297,6 +301,29 @@ def log_setting_runs(
         ctx.tracker.end_run(run_id, True)
         runs[key] = run_id
     return runs
+
+
+def log_embedding_runs(ctx: StageContext, embeddings: pd.DataFrame) -> None:
+    """One ``frontier@<setting>`` run per noisy-embedding setting: ε_max, utility, the attacks and privacy risk
+    (from ``evaluate_embeddings``' table, so every pipeline run that judges has them, that stage cached or not).
+
+    Tagged ``textsift.stage = embedding_frontier``: their metrics differ from the text settings', whose
+    ``frontier`` runs keep one set of names so the MLflow compare view lines them up.
+    """
+    for _, row in embeddings.iterrows():
+        key = str(row["setting"])
+        setting = ctx.params.embedding_dp.settings.get(key)
+        if setting is None:
+            continue
+        run_id = ctx.tracker.start_run(f"frontier@{key}", parent_id=ctx.parent_run_id or ctx.run_id,
+                                       tags={"textsift.stage": "embedding_frontier", "textsift.setting": key,
+                                             "textsift.mechanism": f"embedding_dp_{setting.allocation}",
+                                             "textsift.passes": str(bool(row.get("passes", False))).lower()})
+        ctx.tracker.log_params(run_id, flatten(setting, prefix="setting."))
+        metrics = {f"embedding.{column}": row.get(column) for column in (*EMBEDDING_COLUMNS, "a", "b", "gamma")}
+        metrics.update({"privacy_risk": row.get("privacy_risk"), "utility": row.get("utility")})
+        ctx.tracker.log_metrics(run_id, {k: float(v) for k, v in metrics.items() if not isnan(v)})
+        ctx.tracker.end_run(run_id, True)
 
 
 def isnan(value: Any) -> bool:

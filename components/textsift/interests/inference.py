@@ -1,6 +1,6 @@
 """Inference of the IPI interest attacker (METHODS.md §4.2): the trained model, beam-search decoding and the
-attacker's reading of what it generates. Apart from :mod:`.training`, so what only runs the attacker (evaluate's
-attack stage, ``textsift detect``) does not depend on the training loop.
+attacker's reading of what it generates. Apart from :mod:`.training`, so what only runs the attacker (the ``attack``
+stage, ``textsift detect``) does not depend on the training loop.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def generate(im: InterestModel, texts: Sequence[str], max_len: int | None = None
     """``"<interest> : <evidence>"`` (or ``"none"``) per text, by beam search, in batches of similar length.
 
     ``max_len`` overrides the params' (a few tokens are enough when only the interest is wanted: the
-    attacker of evaluate decodes ``INTEREST_ONLY_TOKENS`` when it does not check evidence: ~4x faster).
+    ``attack`` stage's attacker decodes ``INTEREST_ONLY_TOKENS`` when it does not check evidence: ~4x faster).
     """
     p = im.params
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # batches of similar length: little padding

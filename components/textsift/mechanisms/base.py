@@ -135,8 +135,8 @@ class Mechanism(ABC):
 
     def fills_from_corpus(self, setting: Any, params: Any) -> bool:
         """Whether ``setting``'s replacements come from a corpus-trained model or index, so that another document's
-        name in its output may be disclosed rather than chance (evaluate then measures the cross-document attacker);
-        False where they come from public lists alone (redaction's Faker stand-ins, a public vocabulary)."""
+        name in its output may be disclosed rather than chance (the attack stage then measures the cross-document
+        attacker); False where they come from public lists alone (redaction's Faker stand-ins, a public vocabulary)."""
         return True
 
     def release_context(self, setting: Any, resources: Resources) -> dict[str, Any]:

@@ -6,7 +6,7 @@ privatized corpus once, and counts the test split's leaked gold spans by type
 (:mod:`~textsift.evaluation.leak_breakdown`). Its own stage so that evaluate, which judges, does not load the
 attackers' models and re-runs no attack when only the classifiers or the report change.
 
-Outputs ``metrics/attacks.json`` (per corpus, ``original`` first: every attack figure) and
+Outputs ``metrics/attacks.json`` (per corpus, ``original`` included: every attack figure) and
 ``reports/evaluate/leaks.csv``.
 """
 

@@ -20,6 +20,7 @@ import pandas as pd
 
 from textsift.corpus import split_rows
 from textsift.evaluation.publishing import (
+    log_embedding_runs,
     log_setting_runs,
     register_classifiers,
     tag_privatizers,
@@ -99,7 +100,8 @@ def run(ctx: StageContext) -> None:
     privacy = privatize_metrics(ctx)
     for key, attack in ctx.load("attack_metrics").items():
         privacy.setdefault(key, {}).update(attack)
-    frontier, proposal = write_frontier(ctx, utility, privacy, ctx.load("leaks"), ctx.load("embedding_table"),
+    embeddings = ctx.load("embedding_table")
+    frontier, proposal = write_frontier(ctx, utility, privacy, ctx.load("leaks"), embeddings,
                                         ctx.load("embedding_plot"),
                                         safe_examples(scored.examples, privacy,
                                                       ctx.params.evaluate.recommend.leak_rate))
@@ -107,6 +109,7 @@ def run(ctx: StageContext) -> None:
     if ctx.params.tracking.log_models:
         judged = tag_privatizers(ctx, frontier, proposal.setting)
         register_classifiers(ctx, scored.models, setting_runs, proposal.setting, judged)
+    log_embedding_runs(ctx, embeddings)
 
 
 def safe_examples(examples: dict[str, list[str]], privacy: dict[str, dict[str, float]], ceiling: float

@@ -1,7 +1,7 @@
 """train_interests: the IPI interest attacker (METHODS.md §4.2), trained on seeded synthetic posts.
 
 It reads no corpus, so it is its own stage: the flow runs it as soon as a thread is free, beside the trainings that
-need the corpus, and only ``evaluate`` waits for it. The model is trained once per user (:mod:`textsift.user_cache`,
+need the corpus, and only ``attack`` waits for it. The model is trained once per user (:mod:`textsift.user_cache`,
 keyed by its params, the seed, its code, library versions and the device kind) and reused by every project and run. Its
 MLflow artifact is ``interests``, its DVC output the pointer ``models/interests.json`` (``enabled: false`` when
 ``detectors.interests.enabled`` is off).
