@@ -903,56 +903,33 @@ def test_textsift_privatize_is_no_oracle_for_published_pseudonyms(flow_run: dict
     assert confirmed[probes["true"]].mean() <= 0.01 and confirmed.sum() <= 1
 
 
-# a Python without textsift: the project's editable install (an import finder) and its source folder are taken away,
-# and no package outside the standard library and what the model's requirements install (argv[3]) can be imported
-_WITHOUT_TEXTSIFT = """
-import importlib.machinery, importlib.util, json, sys
-sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
-sys.path[:] = [p for p in sys.path if "__editable__" not in p and not p.endswith("components")]
-sys.path_importer_cache.clear()
-assert importlib.util.find_spec("textsift") is None, "textsift is importable before the model is loaded"
-installed, packages = set(json.loads(sys.argv[3])), tuple(json.loads(sys.argv[4]))  # names; where packages install
-class InstalledOnly(importlib.machinery.PathFinder):
-    @classmethod
-    def find_spec(cls, name, path=None, target=None):
-        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        where = (spec.origin or " ".join(spec.submodule_search_locations or ())) if spec is not None else ""
-        if spec is None or not where.startswith(packages) or name.split(".")[0] in installed:
-            return spec  # the standard library, the model's own code, or what the requirements install
-        return None  # as if not installed: an optional import falls back, a needed one fails
-sys.meta_path[:] = [InstalledOnly if f is importlib.machinery.PathFinder else f for f in sys.meta_path]
-assert importlib.util.find_spec("prefect") is None and importlib.util.find_spec("dvc") is None
-import mlflow.pyfunc, pandas as pd
-model = mlflow.pyfunc.load_model(sys.argv[1])
-answer = model.predict(pd.DataFrame({"text": json.loads(sys.argv[2])}))
-print(json.dumps({"code": sys.modules["textsift.serving.model"].__file__, "texts": list(answer["text"])}))
-"""
-
-
-def _import_names(distributions: Iterable[str]) -> set[str]:
-    """The top-level import names of ``distributions`` and of everything they require, as installed here (what a fresh
-    environment installing a model's requirements could import: :func:`textsift.tracking.installed_closure`)."""
-    from importlib.metadata import packages_distributions
-
-    from packaging.utils import canonicalize_name
-
-    from textsift.tracking import installed_closure
-
-    closed = installed_closure(distributions)
-    return {name for name, dists in packages_distributions().items() if any(canonicalize_name(d) in closed
-                                                                           for d in dists)}
-
-
-def test_the_registered_privatizer_carries_its_code_and_runs_where_textsift_was_never_installed(
-        flow_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No package index has textsift: the registered model packs textsift's code (MLflow ``code_paths``) and requires
-    what that code imports of textsift's requirements, pinned, so a Python that never installed textsift, where only
-    those requirements and what they depend on can be imported, loads it and replaces what the model replaces inside
-    the project."""
+def _fresh_virtualenv(folder: Path, requirements: Path) -> Path:
+    """A virtualenv at ``folder`` holding only ``requirements``, installed offline (``UV_OFFLINE``): by uv, from the
+    machine's local wheels (pip's ``find-links``, where a CPU torch is kept) and the packages ``make setup`` put in uv's
+    cache; no package index is asked, so nothing that is not pinned can slip in. Its ``bin`` folder."""
     import subprocess
     import sys
-    import sysconfig
 
+    bin_folder = Path(sys.executable).parent
+    links = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.find-links"], capture_output=True,
+                           text=True).stdout.split()
+    env = {**os.environ, "UV_OFFLINE": "1"}
+    subprocess.run([bin_folder / "uv", "venv", "-q", "--python", sys.executable, folder], check=True, env=env,
+                   timeout=120)
+    subprocess.run([bin_folder / "uv", "pip", "install", "-q", "--no-deps", "--python", folder / "bin" / "python",
+                    *(f"--find-links={link}" for link in links), "-r", requirements], check=True, env=env, timeout=300)
+    return folder / "bin"
+
+
+def test_the_registered_privatizer_is_served_by_mlflow_from_a_fresh_virtualenv_that_never_saw_textsift(
+        flow_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No package index has textsift: the registered model packs textsift's code (MLflow ``code_paths``) and requires
+    what that code imports of textsift's requirements, pinned. ``mlflow models serve`` from a virtualenv holding only
+    those pins, installed offline, serves it from the registry and answers what the model answers in the project."""
+    import socket
+    import subprocess
+
+    import httpx
     import mlflow.pyfunc
     from packaging.requirements import Requirement
 
@@ -963,7 +940,8 @@ def test_the_registered_privatizer_carries_its_code_and_runs_where_textsift_was_
     root = flow_run["root"]
     tracker = Tracker(load_params(root / "params.yaml").tracking, root)
     version = _latest_privatizer(flow_run, "red")
-    folder = tracker.download_model(f"models:/textsift-privatizer/{version['version']}", tmp_path / "model")
+    uri = f"models:/textsift-privatizer/{version['version']}"
+    folder = tracker.download_model(uri, tmp_path / "model")
     requirements = [r for r in (folder / "requirements.txt").read_text(encoding="utf-8").splitlines() if r.strip()]
     assert not [r for r in requirements if r.startswith("textsift")]
     def normal(lines: Iterable[str]) -> set[str]:
@@ -974,22 +952,48 @@ def test_the_registered_privatizer_carries_its_code_and_runs_where_textsift_was_
     assert [r for r in requirements if r.startswith("greenlet") and "platform_machine" in r]
     assert all("==" in r for r in requirements) and "torch" in {r.split("==")[0] for r in requirements}
     assert not {r.split("==")[0] for r in requirements} & {"dvc", "prefect", "great-expectations", "prefect-dask"}
+    venv = _fresh_virtualenv(tmp_path / "venv", folder / "requirements.txt")
+    assert subprocess.run([venv / "python", "-c", "import textsift"], capture_output=True).returncode != 0
+    assert subprocess.run([venv / "python", "-c", "import prefect"], capture_output=True).returncode != 0
+
+    key = (root / secret_key.KEY_FILE).read_text().strip()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update({secret_key.ENV: key, "PATH": f"{venv}{os.pathsep}{env['PATH']}",
+                "MLFLOW_TRACKING_URI": tracker.uri})
+    server = subprocess.Popen([venv / "mlflow", "models", "serve", "-m", uri, "--env-manager", "local", "--host",
+                               "127.0.0.1", "--port", str(port)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
     texts = list(read_corpus(root / "data/ingest/corpus.parquet").head(12)["text"])
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env[secret_key.ENV] = (root / secret_key.KEY_FILE).read_text().strip()
-    installed = _import_names(r.split("==")[0] for r in requirements)
-    assert "yaml" in installed and "prefect" not in installed and "dvc" not in installed
-    packages = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
-    done = subprocess.run([sys.executable, "-c", _WITHOUT_TEXTSIFT, str(folder), json.dumps(texts),
-                           json.dumps(sorted(installed)), json.dumps(packages)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
-    assert Path(answer["code"]).resolve().is_relative_to(folder.resolve())  # textsift came from the model
-    monkeypatch.setenv(secret_key.ENV, env[secret_key.ENV])
-    here = mlflow.pyfunc.load_model(str(folder)).predict(pd.DataFrame({"text": texts}))["text"]
-    changed = [a != t for a, t in zip(here, texts, strict=True)]
-    assert any(changed) and [a != t for a, t in zip(answer["texts"], texts, strict=True)] == changed
+    try:
+        deadline, answer = time.monotonic() + 180, None
+        while answer is None and time.monotonic() < deadline and server.poll() is None:
+            try:
+                answer = httpx.post(f"http://127.0.0.1:{port}/invocations", timeout=60,
+                                    json={"dataframe_split": {"columns": ["text"], "data": [[t] for t in texts]}})
+            except httpx.TransportError:
+                time.sleep(0.5)
+    finally:
+        server.terminate()
+        output = server.communicate(timeout=30)[0]
+    assert answer is not None and answer.status_code == 200, output[-3000:]
+    served = answer.json()["predictions"]
+    monkeypatch.setenv(secret_key.ENV, key)
+    here = mlflow.pyfunc.load_model(str(folder)).predict(pd.DataFrame({"text": texts})).to_dict("records")
+    # every row draws fresh stand-ins (no request replays a release), so the answers agree on everything else: the
+    # same bytes outside the stand-ins, the same types replaced, in the same order; and something was replaced
+    assert [_kept(row) for row in served] == [_kept(row) for row in here] and any(row["replaced"] for row in here)
+    assert [[r["type"] for r in row["replaced"]] for row in served] == [[r["type"] for r in row["replaced"]]
+                                                                         for row in here]
+
+
+def _kept(row: dict[str, Any]) -> list[str]:
+    """The pieces of an answer's text between its stand-ins (``replaced``: where each lies in the answer)."""
+    text, cuts = row["text"], sorted((r["start"], r["end"]) for r in row["replaced"])
+    starts, ends = [0, *(end for _, end in cuts)], [*(start for start, _ in cuts), len(text)]
+    return [text[a:b] for a, b in zip(starts, ends, strict=True)]
 
 
 def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_in_errors(
