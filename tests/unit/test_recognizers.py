@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
 
 import pytest
@@ -10,7 +11,7 @@ from textsift.config import parse_params
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import build_recognizers, run_recognizers, thresholds_of
-from textsift.detection.recognizers.merge import Thresholds, merge_detections
+from textsift.detection.recognizers.merge import Thresholds, analyze, merge_detections
 from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.detection.recognizers.patterns import PatternRecognizer, find_patterns, iban_valid, luhn_valid
 from textsift.errors import ConfigError
@@ -87,6 +88,34 @@ def test_crossing_types_keep_the_most_confident_and_nested_spans_all_stay() -> N
     winner = Detection(plovdiv + 4, year + 4, "PERSON", 0.9, "model")  # now the crossing PERSON is the strongest
     assert [(text[d.start:d.end], d.label) for d in merge_detections([[*found[:5], winner]], 0.1)] == [
         ("Regional", "PERSON"), ("Plovdiv in 1984", "ORG"), ("div in 1984", "PERSON")]  # the ORG and LOC it crosses go
+
+
+class _Listed:
+    """A detector that finds, besides each name, lists of names as one person (as the trained one does at its low
+    person threshold), a list of places and a name with a title inside a list."""
+
+    name = "model"
+    labels = ("PERSON", "LOC")
+    SPANS = (("Julie Rosenthal, Mike Eizenga and Joshua Abraham Norton", "PERSON"), ("Julie Rosenthal", "PERSON"),
+             ("Mike Eizenga", "PERSON"), ("Joshua Abraham Norton", "PERSON"), ("Joshua Abraham", "PERSON"),
+             ("Norton", "PERSON"), ("Portland, Oregon", "LOC"), ("Portland", "LOC"), ("Oregon", "LOC"),
+             ("Mondale, Senator Baker", "PERSON"), ("Mondale", "PERSON"), ("Baker", "PERSON"),
+             ("Ann and Bob Lee", "PERSON"))
+
+    def analyze(self, texts: Sequence[str], min_score: float) -> list[list[Detection]]:
+        return [[Detection(t.index(s), t.index(s) + len(s), label, 0.5, self.name) for s, label in self.SPANS]
+                for t in texts]
+
+
+def test_a_list_of_names_is_its_names_and_one_name_stays_one() -> None:
+    text = ("Julie Rosenthal, Mike Eizenga and Joshua Abraham Norton flew from Portland, Oregon with\n"
+            "Mondale, Senator Baker; Ann and Bob Lee stayed.")
+    (doc,) = analyze([_Listed()], [text], Thresholds(0.1), view=NormalizeParams())
+    found = {text[d.start:d.end] for d in doc}
+    assert "Julie Rosenthal, Mike Eizenga and Joshua Abraham Norton" not in found  # a list: its three names stay
+    assert {"Julie Rosenthal", "Mike Eizenga", "Joshua Abraham Norton"} <= found
+    assert {"Joshua Abraham", "Norton"} <= found  # parts of one name (no separator between them) stay too
+    assert {"Portland, Oregon", "Mondale, Senator Baker", "Ann and Bob Lee"} <= found  # a place; a title; no parts
 
 
 def test_types_are_resolved_before_labels_restrict_them() -> None:

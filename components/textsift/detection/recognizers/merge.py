@@ -12,6 +12,11 @@ URL; other types after them, alphabetically). Nested spans are all kept, whateve
 detector is nested: the ORG "Regional Court of Plovdiv" holds the LOC "Plovdiv"), and so are
 overlapping spans of one type: redaction and masking protect the union of their characters.
 
+A person span that is a list of shorter person spans joined by separators ("Julie Rosenthal, Mike Eizenga",
+"Kirk M. Bart and Celeste Pollock": the trained detector decodes every span above its low person threshold) is
+dropped (:func:`without_name_lists`): the names inside it stay, each replaced by its own stand-in (one stand-in
+stood for two people), and the separators were never a name.
+
 Recognizers read each text's model view (:func:`textsift.normalize.model_view`: NFC, ``<br />`` as a space,
 whitespace collapsed) and every span they find is mapped back before merging, so offsets always index the
 caller's text, whatever its line breaks, tabs, markup or decomposed accents. A span the view let run across a
@@ -23,13 +28,20 @@ stand-in for two lines).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 
 from textsift.detection.recognizers.base import Detection, Recognizer
 from textsift.detection.types import ENTITY_TYPES
 from textsift.ingest_params import NormalizeParams
 from textsift.normalize import TextView, cut_at_breaks, model_view, to_original
+
+LISTED_TYPES = frozenset({"PERSON"})  # a list of places ("Portland, Oregon") is often one place: left whole
+# what joins the names of a list: commas, semicolons, "&", "and", "or" (", and" too); never bare whitespace, which
+# also joins the parts of one name ("Joshua Abraham" + "Norton")
+LIST_SEPARATOR = re.compile(r"\s*(?:[,;&]|\band\b|\bor\b)(?:\s*(?:[,;&]|\band\b|\bor\b))*\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -171,6 +183,32 @@ def analyze(recognizers: Sequence[Recognizer], texts: Sequence[str], thresholds:
     out = []
     for k, (text, v) in enumerate(zip(texts, views, strict=True)):
         resolved = merge_detections([in_original(v, found[k]) for found in per_recognizer], thresholds)
-        pieces = _same_spans_merged(cut_at_breaks(text, resolved))
+        pieces = without_name_lists(text, _same_spans_merged(cut_at_breaks(text, resolved)))
         out.append([d for d in pieces if keep is None or d.label in keep])
     return out
+
+
+def without_name_lists(text: str, detections: Sequence[Detection]) -> list[Detection]:
+    """``detections`` of ``text`` without the spans of a :data:`LISTED_TYPES` type that are lists: from its start to
+    its end, two or more shorter spans of its type, each next one after a :data:`LIST_SEPARATOR` alone. A span with
+    no such parts inside it stays (the names are then protected as one)."""
+    return [d for d in detections if d.label not in LISTED_TYPES or not _is_list(text, d, detections)]
+
+
+def _is_list(text: str, outer: Detection, detections: Sequence[Detection]) -> bool:
+    parts = {(d.start, d.end) for d in detections if d.label == outer.label and outer.start <= d.start
+             and d.end <= outer.end and (d.start, d.end) != (outer.start, outer.end)}
+
+    @cache
+    def chain(start: int) -> int:
+        """The most parts that cover ``text[start:outer.end]``, joined by separators (0: none do)."""
+        best = 0
+        for end in (e for s, e in parts if s == start):
+            if end == outer.end:
+                best = max(best, 1)
+            for following in (s for s, _ in parts if s > end and LIST_SEPARATOR.fullmatch(text, end, s)):
+                rest = chain(following)
+                best = max(best, 1 + rest if rest else best)
+        return best
+
+    return chain(outer.start) >= 2
