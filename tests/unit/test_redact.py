@@ -296,3 +296,20 @@ def test_a_name_part_that_is_a_stop_word_is_repeated_only_where_capitalized() ->
     covered = [text[s.start:s.end] for s in spans]
     assert "the" not in covered and "will" not in covered  # a review's "the" and "will" stay
     assert covered.count("Will") == 2 and "scarlet" in covered and "smith" in covered  # in the span and later
+
+
+def test_a_stand_in_never_holds_a_name_the_document_gives_another_person() -> None:
+    """A person's stand-in that holds another person's real name ("Jason Watson" for Samuel Harris, in a text that
+    names Jason) puts that name back into the released text; it is drawn again."""
+    from textsift.mechanisms.redact.redactor import pseudonym_of
+    from textsift.tokenize import words
+
+    setting = RedactSetting(kind="redact", labels=["PERSON"])
+    for doc_id in (f"d{k}" for k in range(50)):
+        first = pseudonym_of("PERSON", 7, doc_id, "Samuel Harris")  # what Samuel Harris gets when no one else is named
+        other = first.split()[0]  # ... now the real given name of someone else in the document
+        text = f"{other} met Samuel Harris. {other} left."
+        out, count = redact_text(text, [_span(text, other, "PERSON"), _span(text, "Samuel Harris", "PERSON")],
+                                 setting, 7, doc_id)
+        assert count == 3 and other.casefold() not in {w.text.casefold() for w in words(out)}, (doc_id, out)
+        assert "[PERSON]" not in out  # drawn again, not given up

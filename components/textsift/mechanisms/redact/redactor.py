@@ -63,12 +63,15 @@ def _kind(label: str) -> str:
     return canonical_type(label)
 
 
-def pseudonym_of(label: str, key: rng.Key, owner: str | None, original: str, gender: Gender | None = None) -> str:
+def pseudonym_of(label: str, key: rng.Key, owner: str | None, original: str, gender: Gender | None = None,
+                 taken: frozenset[str] = frozenset()) -> str:
     """The stand-in of ``original`` (type ``label``): Faker seeded by a PRF of (key, owner, the string folded).
 
     ``owner`` is the document id (``scope: document``) or None (``scope: corpus``); ``gender`` that of a person's
-    first names (an honorific's; without one, the original first name's). A dictionary attacker recomputes this
-    for candidate names; with the secret key they cannot (:mod:`textsift.secret_key`).
+    first names (an honorific's; without one, the original first name's); ``taken``: folded name words a person's
+    stand-in must not hold (the names of the document's other persons: "Jason Watson" drawn for someone else put
+    back the "Jason" the text named). A dictionary attacker recomputes this for candidate names; with the secret
+    key they cannot (:mod:`textsift.secret_key`).
     """
     make = _maker(_kind(label), original, gender)
     if make is None:
@@ -79,7 +82,7 @@ def pseudonym_of(label: str, key: rng.Key, owner: str | None, original: str, gen
         for attempt in range(REDRAWS):  # a draw that repeats the original (Faker's jobs, common names) would leak it
             fake.seed_instance(rng.stable_key(key, "redact.pseudonym", f"{name}\x1d{attempt}" if attempt else name))
             stand_in = make(fake)
-            if not _reveals(original, stand_in, label):
+            if not _reveals(original, stand_in, label, taken):
                 return stand_in
     return f"[{label}]"
 
@@ -101,15 +104,16 @@ def _maker(kind: str, original: str, gender: Gender | None) -> Callable[[Faker],
     return FAKES.get(kind)
 
 
-def _reveals(original: str, stand_in: str, label: str) -> bool:
-    """Whether a stand-in gives the original away: equal to it, or (a person) sharing a name part with it or, word
-    for word, an initial (its initials form, "J. Smith" for "J. Smith", would name the original's initials)."""
+def _reveals(original: str, stand_in: str, label: str, taken: frozenset[str] = frozenset()) -> bool:
+    """Whether a stand-in gives the original away: equal to it, or (a person) sharing a name part with it or with
+    ``taken`` (the document's other persons), or, word for word, an initial (its initials form, "J. Smith" for
+    "J. Smith", would name the original's initials)."""
     if stand_in.casefold() == original.casefold():
         return True
     if _kind(label) != "PERSON":
         return False
     mine, theirs = ([t.text.casefold() for t in words(name)] for name in (original, stand_in))
-    if set(mine) & set(theirs):
+    if set(theirs) & (set(mine) | taken):
         return True
     return len(mine) == len(theirs) and any(a[0] == b[0] for a, b in zip(mine, theirs, strict=True))
 
@@ -119,14 +123,16 @@ def _stand_ins(text: str, regions: Sequence[Span], setting: RedactSetting, key: 
     """Each region's pseudonym: the document's persons as one set of people, its dates moved by its one offset
     (``dates: fake`` or a date not read: a fake date), any other string its own draw in the original's case."""
     persons = {region: mention(text, region) for region in regions if _kind(region.label) == "PERSON"}
-    people = People(lambda name, gender: pseudonym_of("PERSON", key, owner, name, gender), list(persons.values()))
+    taken = frozenset(word for m in persons.values() for word in m.names)  # never a stand-in's: real names here
+    people = People(lambda name, gender: pseudonym_of("PERSON", key, owner, name, gender, taken),
+                    list(persons.values()))
     days = offset_days(key, owner, setting.date_shift_days) if setting.dates != "fake" else 0
     out = []
     for region in regions:
         original = text[region.start:region.end]
         if region in persons:
             stand_in = people.stand_in(persons[region])
-            if _reveals(original, stand_in, region.label):  # forms put together from several draws
+            if _reveals(original, stand_in, region.label, taken):  # forms put together from several draws
                 stand_in = f"[{region.label}]"
         elif days and _kind(region.label) == "DATE" and (
                 shifted := moved(original, days, PRECISION[setting.dates], setting.day_first)) is not None:
