@@ -905,19 +905,24 @@ def test_textsift_privatize_is_no_oracle_for_published_pseudonyms(flow_run: dict
 
 def _fresh_virtualenv(folder: Path, requirements: Path) -> Path:
     """A virtualenv at ``folder`` holding only ``requirements``, installed offline (``UV_OFFLINE``): by uv, from the
-    machine's local wheels (pip's ``find-links``, where a CPU torch is kept) and the packages ``make setup`` put in uv's
-    cache; no package index is asked, so nothing that is not pinned can slip in. Its ``bin`` folder."""
+    machine's local wheels (``PIP_FIND_LINKS`` or pip's ``find-links``, where a CPU torch is kept, as ``make setup``
+    reads them) and the packages ``make setup`` put in uv's cache; no package index is asked, so nothing that is not
+    pinned can slip in. Its ``bin`` folder."""
     import subprocess
     import sys
 
     bin_folder = Path(sys.executable).parent
-    links = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.find-links"], capture_output=True,
-                           text=True).stdout.split()
+    pip_config = [sys.executable, "-m", "pip", "config", "get", "global.find-links"]
+    links = (os.environ.get("PIP_FIND_LINKS", "").split()
+             or subprocess.run(pip_config, capture_output=True, text=True).stdout.split())
     env = {**os.environ, "UV_OFFLINE": "1"}
     subprocess.run([bin_folder / "uv", "venv", "-q", "--python", sys.executable, folder], check=True, env=env,
-                   timeout=120)
-    subprocess.run([bin_folder / "uv", "pip", "install", "-q", "--no-deps", "--python", folder / "bin" / "python",
-                    *(f"--find-links={link}" for link in links), "-r", requirements], check=True, env=env, timeout=300)
+                   timeout=60)
+    installed = subprocess.run([bin_folder / "uv", "pip", "install", "-q", "--no-deps", "--python",
+                                folder / "bin" / "python", *(f"--find-links={link}" for link in links), "-r",
+                                requirements], env=env, timeout=180, capture_output=True, text=True)
+    assert installed.returncode == 0, ("the model's pins did not install offline from uv's cache (make setup fills "
+                                       f"it) and the local wheels {links}: {installed.stderr[-2000:]}")
     return folder / "bin"
 
 
@@ -926,6 +931,7 @@ def test_the_registered_privatizer_is_served_by_mlflow_from_a_fresh_virtualenv_t
     """No package index has textsift: the registered model packs textsift's code (MLflow ``code_paths``) and requires
     what that code imports of textsift's requirements, pinned. ``mlflow models serve`` from a virtualenv holding only
     those pins, installed offline, serves it from the registry and answers what the model answers in the project."""
+    import signal
     import socket
     import subprocess
 
@@ -953,22 +959,27 @@ def test_the_registered_privatizer_is_served_by_mlflow_from_a_fresh_virtualenv_t
     assert all("==" in r for r in requirements) and "torch" in {r.split("==")[0] for r in requirements}
     assert not {r.split("==")[0] for r in requirements} & {"dvc", "prefect", "great-expectations", "prefect-dask"}
     venv = _fresh_virtualenv(tmp_path / "venv", folder / "requirements.txt")
-    assert subprocess.run([venv / "python", "-c", "import textsift"], capture_output=True).returncode != 0
-    assert subprocess.run([venv / "python", "-c", "import prefect"], capture_output=True).returncode != 0
 
     key = (root / secret_key.KEY_FILE).read_text().strip()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env.update({secret_key.ENV: key, "PATH": f"{venv}{os.pathsep}{env['PATH']}",
+    # only the virtualenv's programs: MLflow starts uvicorn by name, which must not be the project's
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PATH")}
+    env.update({secret_key.ENV: key, "PATH": f"{venv}{os.pathsep}/usr/bin{os.pathsep}/bin",
                 "MLFLOW_TRACKING_URI": tracker.uri})
-    server = subprocess.Popen([venv / "mlflow", "models", "serve", "-m", uri, "--env-manager", "local", "--host",
-                               "127.0.0.1", "--port", str(port)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+    for absent in ("textsift", "prefect"):
+        found = subprocess.run([venv / "python", "-c", f"import importlib.util; print(importlib.util.find_spec("
+                                f"{absent!r}) is None)"], env=env, capture_output=True, text=True, cwd=tmp_path)
+        assert found.stdout.strip() == "True", (absent, found.stderr[-500:])
+    log = tmp_path / "serve.log"
+    with log.open("w") as output:
+        server = subprocess.Popen([venv / "mlflow", "models", "serve", "-m", uri, "--env-manager", "local",
+                                   "--host", "127.0.0.1", "--port", str(port)], cwd=tmp_path, env=env,
+                                  stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
     texts = list(read_corpus(root / "data/ingest/corpus.parquet").head(12)["text"])
     try:
-        deadline, answer = time.monotonic() + 180, None
+        deadline, answer = time.monotonic() + 150, None
         while answer is None and time.monotonic() < deadline and server.poll() is None:
             try:
                 answer = httpx.post(f"http://127.0.0.1:{port}/invocations", timeout=60,
@@ -976,9 +987,9 @@ def test_the_registered_privatizer_is_served_by_mlflow_from_a_fresh_virtualenv_t
             except httpx.TransportError:
                 time.sleep(0.5)
     finally:
-        server.terminate()
-        output = server.communicate(timeout=30)[0]
-    assert answer is not None and answer.status_code == 200, output[-3000:]
+        os.killpg(server.pid, signal.SIGKILL)  # the server and the uvicorn it started
+        server.wait(timeout=30)
+    assert answer is not None and answer.status_code == 200, log.read_text()[-3000:]
     served = answer.json()["predictions"]
     monkeypatch.setenv(secret_key.ENV, key)
     here = mlflow.pyfunc.load_model(str(folder)).predict(pd.DataFrame({"text": texts})).to_dict("records")

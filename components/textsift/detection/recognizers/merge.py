@@ -39,9 +39,10 @@ from textsift.ingest_params import NormalizeParams
 from textsift.normalize import TextView, cut_at_breaks, model_view, to_original
 
 LISTED_TYPES = frozenset({"PERSON"})  # a list of places ("Portland, Oregon") is often one place: left whole
-# what joins the names of a list: commas, semicolons, "&", "and", "or" (", and" too); never bare whitespace, which
-# also joins the parts of one name ("Joshua Abraham" + "Norton")
-LIST_SEPARATOR = re.compile(r"\s*(?:[,;&]|\band\b|\bor\b)(?:\s*(?:[,;&]|\band\b|\bor\b))*\s*", re.IGNORECASE)
+# what joins the names of a list: commas, semicolons, "&", "and" (", and" too); never bare whitespace, which also
+# joins the parts of one name ("Joshua Abraham" + "Norton")
+# ("or" is no separator: it is a given name too, "Dana, Or Cohen")
+LIST_SEPARATOR = re.compile(r"\s*(?:[,;&]|\band\b)(?:\s*(?:[,;&]|\band\b))*\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -168,8 +169,8 @@ def in_original(view: TextView, detections: Sequence[Detection]) -> list[Detecti
 def analyze(recognizers: Sequence[Recognizer], texts: Sequence[str], thresholds: Thresholds,
             labels: Sequence[str] | None = None, *, view: NormalizeParams) -> list[list[Detection]]:
     """Every recognizer over the model views of ``texts``, mapped back to ``texts``, merged per text with
-    :func:`merge_detections`, then cut at the text's line breaks (:func:`textsift.normalize.cut_at_breaks`) and
-    restricted to ``labels``.
+    :func:`merge_detections`, then cut at the text's line breaks (:func:`textsift.normalize.cut_at_breaks`), without
+    the person spans that are lists of names (:func:`without_name_lists`) and restricted to ``labels``.
 
     Each recognizer decodes at the lowest threshold anything uses, so the thresholds apply after it, in one
     place. Cutting comes after the types are resolved: a piece of an organisation cut at a line break ("Joshua

@@ -40,7 +40,8 @@ class RedactSetting(Frozen):
                            "(data/vault/<setting>.bin, never published) for `textsift reveal`")
     scope: Literal["document", "corpus"] = Field(
         "document", description="where a string keeps one pseudonym: within its document, or across the corpus "
-                                "(the same person is the same stand-in everywhere; links documents about them)")
+                                "(the same person is the same stand-in everywhere, except in a document naming someone "
+                                "whose name that stand-in holds: drawn again there; links documents about them)")
     dates: Literal["shift", "month", "year", "fake"] = Field(
         "shift", description="date pseudonyms: every date of a document moved by the document's one keyed offset, "
                              "in its own format, so order and intervals stay (shift); the same at month or year "

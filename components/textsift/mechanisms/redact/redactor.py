@@ -6,10 +6,12 @@ as one more privacy setting on the frontier. Per document: the spans are made co
 into disjoint regions, and each region replaced. A pseudonym depends only on (key, document
 id, the original string) — the key is the project's secret key, so nobody without it can confirm a
 guessed name by recomputing its pseudonym — and a string gets one stand-in throughout its document
-(``scope: corpus``: throughout the corpus, the document id left out). Stand-ins fit what they replace:
-a document's persons keep one stand-in per person in every form and the gender of their honorifics
-(:mod:`.persons`), its dates move by one keyed offset in their own formats (:mod:`.dates`), phone numbers
-and codes keep their pattern (:mod:`.shapes`), a nationality gets a nationality (:mod:`.nationalities`).
+(``scope: corpus``: throughout the corpus, the document id left out), unless that draw holds a name the
+document gives another person: it is drawn again, so no stand-in puts a real name of its document back.
+Stand-ins fit what they replace: a document's persons keep one stand-in per person in every form and the gender
+of their honorifics (:mod:`.persons`), its dates move by one keyed offset in their own formats (:mod:`.dates`),
+phone numbers and codes keep their pattern (:mod:`.shapes`), a nationality gets a nationality
+(:mod:`.nationalities`).
 Redaction is deterministic de-identification, not differential privacy: it protects exactly what the
 spans cover.
 """
