@@ -32,7 +32,7 @@ from textsift.chunked import (
     plan,
 )
 from textsift.config import Params, load_params
-from textsift.corpus import Rejects, spans_to_python, write_table
+from textsift.corpus import Rejects, spans_to_python, split_rows, write_table
 from textsift.corpus_building import build_corpus, ingest_metrics
 from textsift.errors import ConfigError, InputError
 from textsift.evaluation.privacy import leak_rates, token_change_fraction
@@ -207,7 +207,7 @@ def evaluate_files(
         raise InputError(f"{len(original) - len(merged)} original ids have no privatized record")
     metrics: dict[str, float] = {}
     if labelled:
-        train, test = merged[merged["split"] == "train"], merged[merged["split"] == "test"]
+        train, test = split_rows(merged, "train"), split_rows(merged, "test")
         model = train_tfidf_logreg(train["text_private"], train["label"], params.evaluate.tfidf_logreg, params.seed)
         metrics.update({f"tfidf_logreg.privatized.{k}": v
                         for k, v in score(model, test["text_private"], test["label"]).items()})

@@ -102,8 +102,8 @@ def cross_release_rows(published: dict[str, tuple[np.ndarray, np.ndarray]], basi
     return per_setting(pairs)
 
 
-def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, float]]:
-    """The table (references first) and flat metrics ``embedding.<row>.<metric>``; the table and plot written."""
+def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, float], bytes]:
+    """The table (references first), flat metrics ``embedding.<row>.<metric>`` and the plot (PNG)."""
     settings = ctx.params.embedding_dp.settings
     seed = ctx.params.seed
     fit = load_rows(ctx.input("budgets"))
@@ -149,9 +149,7 @@ def evaluate_embeddings(ctx: StageContext) -> tuple[pd.DataFrame, dict[str, floa
                                          "solved", "privacy_risk")).raise_if_failed()
     png = embedding_dp_png(table[~table["setting"].isin(REFERENCES)], table[table["setting"].isin(REFERENCES)],
                            metric)
-    ctx.save("embedding_table", table)
-    ctx.save("embedding_plot", png)
-    return table, flat
+    return table, flat, png
 
 
 def set_metrics(table: pd.DataFrame) -> dict[str, dict[str, float]]:

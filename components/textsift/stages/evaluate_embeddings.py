@@ -16,6 +16,8 @@ from textsift.stage_context import StageContext
 
 def run(ctx: StageContext) -> None:
     """Evaluate every noisy-embedding set; write its table, plot and metrics."""
-    table, flat = evaluate_embeddings(ctx)
+    table, flat, png = evaluate_embeddings(ctx)
     ctx.log_metrics(flat)
+    ctx.save("embedding_table", table)
+    ctx.save("embedding_plot", png)
     ctx.save("evaluate_embeddings_metrics", set_metrics(table))

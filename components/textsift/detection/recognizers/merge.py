@@ -208,8 +208,8 @@ def _is_list(text: str, outer: Detection, detections: Sequence[Detection]) -> bo
             if end == outer.end:
                 best = max(best, 1)
             for following in (s for s, _ in parts if s > end and LIST_SEPARATOR.fullmatch(text, end, s)):
-                rest = chain(following)
-                best = max(best, 1 + rest if rest else best)
+                if rest := chain(following):
+                    best = max(best, 1 + rest)
         return best
 
     return chain(outer.start) >= 2
