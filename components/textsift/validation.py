@@ -12,14 +12,14 @@ judged on the normalized form (``textsift.normalize.normalized_form``), so two r
 in spacing or markup are one text.
 
 Error and log messages built here name record ids through ``short_id``: an id comes from the
-input file and may be long or hold document text (a wrong ``id_field``), so it is cut short.
+input file and may be long or hold document text (a wrong ``id_field``), so it is cut short
+(:mod:`textsift.record_ids`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -29,6 +29,7 @@ from textsift.errors import InputError
 from textsift.ingest_params import IngestParams
 from textsift.interests.synthetic import interest_categories
 from textsift.normalize import normalize_text, normalized_form
+from textsift.record_ids import short_id
 
 log = logging.getLogger("textsift")
 
@@ -38,18 +39,7 @@ REASONS = (
 )
 NO_LABEL = ""
 """The label of every record read without a label column (``label_field`` none): one class."""
-ID_LIMIT = 40
-_IDENTIFIER = re.compile(r"[A-Za-z0-9._:\-]+")
 PROGRESS_EVERY = 100_000
-
-
-def short_id(doc_id: str, limit: int = ID_LIMIT) -> str:
-    """A record id fit for a message, error, log or webhook: an identifier-like id (letters, digits, ``._:-``, at
-    most ``limit`` characters) as it is; anything else — an id column that holds text — as ``id#`` and a digest,
-    so no text reaches a message through an id (the rejects file keeps the id itself)."""
-    if _IDENTIFIER.fullmatch(doc_id) and len(doc_id) <= limit:
-        return doc_id
-    return "id#" + hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
 def first_ids(rejects: Rejects, n: int = 10) -> str:

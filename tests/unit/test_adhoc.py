@@ -18,7 +18,7 @@ from textsift.config import parse_params
 from textsift.corpus import REJECTS_SCHEMA
 from textsift.errors import ConfigError, InputError
 from textsift.ingest_params import SourceParams
-from textsift.validation import short_id
+from textsift.record_ids import short_id
 
 SETTINGS = {
     "indexes__sources": {"w2v": {"kind": "word2vec", "dim": 8, "epochs": 1, "min_count": 1, "n_trees": 2}},

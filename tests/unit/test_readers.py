@@ -221,7 +221,8 @@ def test_unlabelled_records_are_accepted_when_labels_are_not_required(tmp_path: 
 
 def test_short_id_and_reject_fraction_message(tmp_path: Path) -> None:
     from textsift.corpus import RawRecord, Rejects
-    from textsift.validation import check_reject_fraction, short_id
+    from textsift.record_ids import short_id
+    from textsift.validation import check_reject_fraction
 
     assert short_id("abc") == "abc" and short_id("ticket-17:a.b") == "ticket-17:a.b"
     long_id = "secret text pasted into the id column " * 5

@@ -33,9 +33,9 @@ from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardRe
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
 from textsift.mechanisms.redact.params import RedactSetting
 from textsift.mechanisms.redact.redactor import redact_text
+from textsift.record_ids import short_id
 from textsift.rng import Key
 from textsift.tokenize import metric_dp_words
-from textsift.validation import short_id
 
 log = logging.getLogger("textsift")
 SHARD_DOCS = 2000
