@@ -15,6 +15,9 @@ import pytest
 import torch
 
 from textsift.corpus import Span
+from textsift.detection.params import DetectionParams
+from textsift.detection.recognizers.build import recognizer_set
+from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.models.detector import detect, detect_scored, logit, probability
 from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import load_detector, save_detector
@@ -129,6 +132,23 @@ def test_save_and_load_round_trip(trained: TrainedDetector, tmp_path: Path) -> N
     assert detect(loaded, texts) == detect(trained.detector, texts)
     with pytest.raises(Exception, match="not a saved detector"):
         load_detector(tmp_path, "cpu")
+
+
+def test_a_detector_run_in_bfloat16_keeps_its_bilstm_in_float32_and_finds_what_float32_finds(
+        trained: TrainedDetector, tmp_path: Path) -> None:
+    save_detector(trained.detector, tmp_path / "detector")
+    recognizers = recognizer_set(DetectionParams(recognizers=["model"], inference_precision="bfloat16"),
+                                 tmp_path / "detector", "cpu")
+    half = next(r.detector for r in recognizers if isinstance(r, ModelRecognizer))
+    assert {p.dtype for p in half.net.encoder.parameters()} == {torch.bfloat16}
+    assert {p.dtype for p in half.net.lstm.parameters()} | {p.dtype for p in half.net.head.parameters()} == {
+        torch.float32}
+    texts = [ex.text for ex in examples(40, seed=4)]
+    full, low = detect_scored(trained.detector, texts), detect_scored(half, texts)
+    assert sum(len(doc) for doc in full) >= 40  # a name in every text, at least
+    assert [[span for span, _ in doc] for doc in low] == [[span for span, _ in doc] for doc in full]
+    assert max(abs(a - b) for x, y in zip(full, low, strict=True)
+               for (_, a), (_, b) in zip(x, y, strict=True)) < 0.05  # its scores move, a little
 
 
 def test_flat_baseline_trains_and_detects() -> None:

