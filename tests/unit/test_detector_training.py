@@ -144,11 +144,13 @@ def test_a_detector_run_in_bfloat16_keeps_its_bilstm_in_float32_and_finds_what_f
     assert {p.dtype for p in half.net.lstm.parameters()} | {p.dtype for p in half.net.head.parameters()} == {
         torch.float32}
     texts = [ex.text for ex in examples(40, seed=4)]
-    full, low = detect_scored(trained.detector, texts), detect_scored(half, texts)
-    assert sum(len(doc) for doc in full) >= 40  # a name in every text, at least
-    assert [[span for span, _ in doc] for doc in low] == [[span for span, _ in doc] for doc in full]
-    assert max(abs(a - b) for x, y in zip(full, low, strict=True)
-               for (_, a), (_, b) in zip(x, y, strict=True)) < 0.05  # its scores move, a little
+    full, low = ([dict(doc) for doc in detect_scored(d, texts, min_confidence=0.05)] for d in (trained.detector, half))
+    confident = [{span for span, p in doc.items() if p > 0.6} for doc in full]  # far from the 0.5 decision point
+    assert sum(map(len, confident)) >= 40  # a name in every text, at least
+    assert all(span in found and found[span] > 0.5 for doc, found in zip(confident, low, strict=True) for span in doc)
+    moved = [abs(found[span] - doc[span])
+             for doc, found in zip(full, low, strict=True) for span in doc if span in found]
+    assert 0 < max(moved) < 0.05  # computed in bf16 (its scores move), a little
 
 
 def test_flat_baseline_trains_and_detects() -> None:

@@ -50,9 +50,10 @@ class DetectionParams(Frozen):
     batch_size: int | None = Field(None, ge=1, description="model windows per forward pass (default: the "
                                                            "detector's inference_batch_size)")
     inference_precision: Precision = Field(
-        "float32", description="what the trained detector's encoder computes in when it detects (its BiLSTM and head "
-        "stay float32): bfloat16 is faster on CPUs with native bf16 (AVX512-BF16, AMX) and moves a few spans in a "
-        "thousand; auto: bfloat16 on CUDA and on those CPUs, so the released bytes depend on the machine")
+        "float32", description="what the trained detector's encoder computes in on the CPU when it detects (its BiLSTM "
+        "and head stay float32): bfloat16 is faster on CPUs with native bf16 (AVX512-BF16, AMX), slower elsewhere, "
+        "and moves a few spans in a thousand; auto: bfloat16 on those CPUs, so the released bytes depend on the "
+        "machine. On CUDA, detectors.model.mixed_precision (bf16 autocast) decides as well")
 
     @field_validator("recognizers")
     @classmethod
