@@ -70,3 +70,10 @@ def draw_name(doc_id: str, content: str | bytes) -> str:
 def fresh_draw_name() -> str:
     """A served record's draw name: 128 bits of OS entropy, so a request cannot choose or repeat a draw."""
     return "served" + _SEP + secrets.token_hex(16)
+
+
+def measured_draw_name(measurement: str, probe: int) -> str:
+    """The draw name of a stage's probe of the served path (``measurement``'s ``probe``-th record): fixed, so the key
+    holder's figures of what the service answers repeat run after run, and never one the service draws (those are
+    fresh). The answers it keys stay inside the stage: only their aggregates are written."""
+    return "measured" + _SEP + measurement + _SEP + str(probe)

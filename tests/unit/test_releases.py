@@ -138,8 +138,8 @@ def test_the_oracle_figure_confirms_names_only_through_a_service_that_repeats_pu
     figures = privatize_attacks.oracle_metrics(docs, published, test, "red", setting, resources, SECRET)
     assert figures["attack.oracle.probes"] == 16 and figures["attack.oracle.confirmed"] == 0.0
 
-    def repeating(implementation, setting_, resources_, key, texts_, ids):  # keyed like the published corpus
-        probe = Documents(list(texts_), list(ids), [[] for _ in texts_], list(ids))
+    def repeating(implementation, setting_, resources_, key, texts_, ids, names=None):  # keyed like the published
+        probe = Documents(list(texts_), list(ids), [[] for _ in texts_], list(ids))  # corpus
         published_key = release_key(SECRET, "redact", "red", setting_)
         return implementation.privatize(probe, setting_, resources_, published_key)
 
@@ -164,3 +164,38 @@ def test_a_parameter_added_later_re_keys_no_release_until_it_is_used() -> None:
     tagged = RedactSetting(kind="redact", labels=["PERSON"], operators={"PERSON": "placeholder"})
     assert setting_digest(tagged) != digest
     assert release_key(SECRET, "redact", "r", tagged).material != release_key(SECRET, "redact", "r", plain).material
+
+
+def test_the_stage_measures_the_service_under_fixed_draws_while_the_service_draws_afresh(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Served figures (oracle, served leak) were drawn fresh on every run, so a key holder's `dvc repro` rewrote a
+    served metric-DP setting's metrics with other numbers each time; the service itself must keep drawing afresh."""
+    from textsift.corpus import Span
+    from textsift.privatization import attacks as privatize_attacks
+    from textsift.serving.service import served_privatize
+
+    names = ["Ann Lee", "Bo Chan", "Cy Diaz", "Di Eno"]
+    texts = [f"{n} called about the bill." for n in names]
+    setting = RedactSetting(kind="redact")
+    resources = _NamesDetected(names)
+    docs = Documents(texts, [f"d{i}" for i in range(4)], [[Span(0, len(n), "PERSON")] for n in names])
+    served = release_key(SECRET, "redact", "red", setting, scope=SERVED)
+    fresh = [served_privatize(Redaction(), setting, resources, served, texts, docs.ids).texts for _ in range(2)]
+    assert fresh[0] != fresh[1]  # a new pseudonym for every request
+    fixed = [served_privatize(Redaction(), setting, resources, served, texts, docs.ids, ["m0", "m1", "m2", "m3"]).texts
+             for _ in range(2)]
+    assert fixed[0] == fixed[1]
+    seen: list[list[str] | None] = []
+
+    def recording(implementation, setting_, resources_, key, texts_, ids, names=None):
+        seen.append(None if names is None else list(names))
+        return served_privatize(implementation, setting_, resources_, key, texts_, ids, names)
+
+    monkeypatch.setattr(privatize_attacks, "served_privatize", recording)
+    test = np.ones(4, dtype=bool)
+    published = Redaction().privatize(docs, setting, resources, release_key(SECRET, "redact", "red", setting)).texts
+    runs = [(privatize_attacks.oracle_metrics(docs, published, test, "red", setting, resources, SECRET),
+             privatize_attacks.served_leak_metrics(docs, test, "red", setting, resources, SECRET)) for _ in range(2)]
+    assert runs[0] == runs[1] and len(seen) == 4 and seen[0] == seen[2] and seen[1] == seen[3]
+    assert all(names is not None and len(set(names)) == len(names) for names in seen)
+    assert not set(seen[0]) & set(seen[1])  # the two measurements draw apart

@@ -11,7 +11,9 @@ dictionary attacker: the corpus's gold person names as candidates, a name confir
 under the guessed key is in the published document (``attack.dictionary.*``). A served setting also gets the oracle
 attacker, who holds an API token: it sends "My name is <candidate>." under a published document's id for every
 candidate name and looks for the answer's stand-in in that published document (``attack.oracle.*``), through the
-very code the service runs (:func:`textsift.serving.service.served_privatize`), and is judged as it is served: the
+very code the service runs (:func:`textsift.serving.service.served_privatize`, its draws under fixed names instead of
+fresh ones, :func:`textsift.releases.measured_draw_name`, so the figures repeat run after run), and is judged as it is
+served: the
 gold-span leak of the service's answers on the test documents (``served.leak.rate``, by type and identifier group),
 since a request carries no gold spans (a ``spans: both`` setting releases a corpus with gold + detected spans
 replaced, and serves detected spans only).
@@ -26,7 +28,7 @@ from textsift.evaluation.outsider import dictionary_attack, replay_agreement
 from textsift.evaluation.privacy import leak_rates
 from textsift.mechanisms.base import Documents, Resources
 from textsift.mechanisms.registry import mechanism
-from textsift.releases import draw_name
+from textsift.releases import draw_name, measured_draw_name
 from textsift.rng import Key
 from textsift.secret_key import SecretKey
 from textsift.serving.service import servable, served_key, served_privatize
@@ -107,7 +109,8 @@ def oracle_metrics(docs: Documents, published: list[str], test: np.ndarray, name
         return {}
     served = served_key(key, name, setting, implementation, resources)
     answers = served_privatize(implementation, setting, resources, served,
-                               [ORACLE_TEMPLATE.format(c) for _, c in probes], [docs.ids[i] for i, _ in probes]).texts
+                               [ORACLE_TEMPLATE.format(c) for _, c in probes], [docs.ids[i] for i, _ in probes],
+                               [measured_draw_name("oracle", k) for k in range(len(probes))]).texts
     prefix, suffix = ORACLE_TEMPLATE.split("{}")
     hits = [(c in owners[i], bool(s) and s != c and s in published[i]) for (i, c), s in zip(
         probes, (a.removeprefix(prefix).removesuffix(suffix) for a in answers), strict=True)]
@@ -128,7 +131,8 @@ def served_leak_metrics(docs: Documents, test: np.ndarray, name: str, setting: S
         return {}
     served = served_key(key, name, setting, implementation, resources)
     answers = served_privatize(implementation, setting, resources, served,
-                               [docs.texts[i] for i in rows], [docs.ids[i] for i in rows]).texts
+                               [docs.texts[i] for i in rows], [docs.ids[i] for i in rows],
+                               [measured_draw_name("served_leak", k) for k in range(len(rows))]).texts
     leaks = leak_rates([docs.texts[i] for i in rows], [docs.gold[i] for i in rows], answers)
     return {f"served.{k}": v for k, v in leaks.items() if k.startswith("leak.rate")}
 

@@ -35,8 +35,10 @@ def served_key(secret: SecretKey, name: str, setting: Any, implementation: Mecha
 
 
 def served_privatize(implementation: Mechanism, setting: Any, resources: Resources, key: SecretKey,
-                     texts: Sequence[str], ids: Sequence[str]) -> PrivatizeResult:
+                     texts: Sequence[str], ids: Sequence[str], names: Sequence[str] | None = None) -> PrivatizeResult:
     """What the service answers for ``texts``: each row drawn under a fresh name (:func:`fresh_draw_name`: a client's
-    id keys nothing), no gold spans (a request carries none): the mechanism's result."""
-    docs = Documents(list(texts), list(ids), [[] for _ in texts], [fresh_draw_name() for _ in texts])
+    id keys nothing), no gold spans (a request carries none): the mechanism's result. A stage measuring the service
+    passes fixed ``names`` (:func:`textsift.releases.measured_draw_name`) so its figures repeat."""
+    drawn = list(names) if names is not None else [fresh_draw_name() for _ in texts]
+    docs = Documents(list(texts), list(ids), [[] for _ in texts], drawn)
     return implementation.privatize(docs, setting, resources, key)
