@@ -130,17 +130,24 @@ def _unneeded_by_setting(params: Params, key: str | None) -> tuple[str, ...]:
     return tuple(name for name in ("detected", "detector", "fill_in", "index", "index_metrics") if name not in needed)
 
 
+def _ships(params: Params, key: str) -> bool:
+    """Whether privatize setting ``key`` is served, so its stage packs a served model (which detects)."""
+    from textsift.mechanisms.registry import mechanism
+    from textsift.serving.service import servable
+
+    setting = params.privatize.settings[key]
+    return servable(mechanism(setting.kind), setting, params)
+
+
 def _privatize_loads(params: Params, key: str) -> tuple[str, ...]:
     """What a privatize instance imports by name: its setting's mechanism, the loaders of what it needs and, for a
     setting that ships, the served model's module, whose code it packs as it is when the stage runs
     (:func:`textsift.privatization.shipping.ship_privatizer`)."""
-    from textsift.mechanisms.registry import mechanism
     from textsift.privatization.loaders import loader_modules
     from textsift.serving.packing import MODEL_MODULE
-    from textsift.serving.service import servable
 
     setting = params.privatize.settings[key]
-    ships = (MODEL_MODULE,) if servable(mechanism(setting.kind), setting, params) else ()
+    ships = (MODEL_MODULE,) if _ships(params, key) else ()
     return (implementation_module(setting.kind), *loader_modules(setting.needs()), *ships)
 
 
@@ -153,9 +160,16 @@ def _privatize_read_keys(params: Params, key: str) -> dict[str, tuple[str, ...]]
 
 
 def _privatize_params(params: Params, key: str) -> tuple[str, ...]:
-    """The index source a setting privatizes with, when it has one: whether it is a public vocabulary decides whether
-    the setting ships, and what its served model reads (:func:`textsift.serving.packing.spec`)."""
-    return tuple(f"indexes.sources.{index}" for index in needed_keys(params.privatize.settings[key].needs(), "index"))
+    """The params one privatize setting reads beyond the seed and the device, so editing another's re-runs none of it:
+    the index source it privatizes with (whether it is a public vocabulary decides whether the setting ships, and what
+    its served model reads: :func:`textsift.serving.packing.spec`) and the geometry it measures deniability with, when
+    it has an index; detection and the view the recognizers read (``ingest.normalize``) when it detects or ships (a
+    served model detects every request)."""
+    needs = params.privatize.settings[key].needs()
+    indexes = needed_keys(needs, "index")
+    detects = any(name == "detector" for name, _ in needs) or _ships(params, key)
+    return (*(f"indexes.sources.{index}" for index in indexes), *(("indexes.geometry",) if indexes else ()),
+            *(("detection", "ingest.normalize") if detects else ()))
 
 
 def _privatize_loads_any() -> tuple[str, ...]:
@@ -264,8 +278,8 @@ STAGES: tuple[Stage, ...] = (
         summary="apply one named privacy setting to the corpus (DataSifterText, metric-DP or redact)",
         # detector: documents the detected file lacks (``textsift privatize`` on a new file) are detected on the spot
         reads=("key_fingerprint", "corpus", "detected", "detector", "fill_in", "index", "index_metrics"),
-        # ingest.normalize: the view the recognizers read of documents detected on the spot (and when served)
-        params=("seed", "device", "detection", "indexes.geometry", "ingest.normalize"),
+        # each setting's own: its index source and geometry, detection and the recognizers' view (_privatize_params)
+        params=("seed", "device"),
         gpu=True,
         foreach="privatize.settings",
         loads=_privatize_loads_any(),
