@@ -197,5 +197,5 @@ def test_the_stage_measures_the_service_under_fixed_draws_while_the_service_draw
     runs = [(privatize_attacks.oracle_metrics(docs, published, test, "red", setting, resources, SECRET),
              privatize_attacks.served_leak_metrics(docs, test, "red", setting, resources, SECRET)) for _ in range(2)]
     assert runs[0] == runs[1] and len(seen) == 4 and seen[0] == seen[2] and seen[1] == seen[3]
-    assert all(names is not None and len(set(names)) == len(names) for names in seen)
+    assert all(drawn is not None and len(set(drawn)) == len(drawn) for drawn in seen)
     assert not set(seen[0]) & set(seen[1])  # the two measurements draw apart
