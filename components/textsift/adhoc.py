@@ -43,7 +43,7 @@ from textsift.prerequisites import ensure
 from textsift.privatization.corpus import privatize_corpus
 from textsift.privatization.resources import StageResources
 from textsift.readers import read_records
-from textsift.registry import StageInstance, get_stage
+from textsift.registry import PRIVATIZE_FILE, StageInstance
 from textsift.releases import release_key
 from textsift.stage_context import StageContext
 from textsift.tracking import Tracker
@@ -168,7 +168,7 @@ def privatize_file(
         chunk_docs = max(planned.accepted, 1)
     tracker = Tracker(params.tracking, root)
     run_id = tracker.start_run(f"privatize-file@{setting_name}", tags={"textsift.stage": "privatize_file"})
-    ctx = StageContext(root, params, StageInstance(get_stage("privatize"), setting_name), tracker, run_id)
+    ctx = StageContext(root, params, StageInstance(PRIVATIZE_FILE, setting_name), tracker, run_id)
     # loaded once for every chunk: models, indexes, the detected-spans file
     # the setting's release key, as the pipeline's: each document draws by its id and text (textsift.releases), so
     # only the exact published (id, text) gives the published output, and another file's row-1 draws afresh

@@ -77,6 +77,8 @@ ARTIFACTS: tuple[Artifact, ...] = (
     # which original each pseudonym replaced, sealed with the secret key; empty without `vault: true`; never published
     Artifact("vault", "data/vault/{key}.bin", "privatize", form="blob"),
     Artifact("ledger", "data/ledger/{key}.parquet", "privatize"),  # the ε each document spent (null: not DP)
+    # what an outsider recomputes from a release and learns from its service (replay, dictionary, oracle, served leak)
+    Artifact("outsider_metrics", "metrics/outsider/{key}.json", "outsider", metrics=True),
     Artifact("budgets", "data/lrp_budgets", "lrp_budgets", form="textsift.budgets.fit_store"),
     Artifact("lrp_budgets_metrics", "metrics/lrp_budgets.json", "lrp_budgets", metrics=True),
     Artifact("noisy_embeddings", "data/embeddings/{key}.parquet", "embedding_dp"),

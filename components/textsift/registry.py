@@ -8,7 +8,7 @@ module it can run re-runs the stage under ``dvc repro`` and the flow's cache. A 
 
 Full product DAG (stages land with their issues):
 ingest -> train_fill_in -> train_detectors (when its encoder is the fill-in model) -> detect,
-train_fill_in -> build_indexes -> privatize@setting -> attack, evaluate, and
+train_fill_in -> build_indexes -> privatize@setting -> outsider@setting, attack -> evaluate, and
 detect, train_fill_in -> lrp_budgets -> embedding_dp@setting -> evaluate_embeddings -> evaluate, and
 train_interests (no input) -> attack -> evaluate.
 """
@@ -131,7 +131,7 @@ def _unneeded_by_setting(params: Params, key: str | None) -> tuple[str, ...]:
 
 
 def _ships(params: Params, key: str) -> bool:
-    """Whether privatize setting ``key`` is served, so its stage packs a served model (which detects)."""
+    """Whether privatize setting ``key`` is served, so its outsider stage packs a served model (which detects)."""
     from textsift.mechanisms.registry import mechanism
     from textsift.serving.service import servable
 
@@ -140,8 +140,18 @@ def _ships(params: Params, key: str) -> bool:
 
 
 def _privatize_loads(params: Params, key: str) -> tuple[str, ...]:
-    """What a privatize instance imports by name: its setting's mechanism, the loaders of what it needs and, for a
-    setting that ships, the served model's module, whose code it packs as it is when the stage runs
+    """What a privatize instance imports by name: its setting's mechanism and the loaders of what it needs, reading
+    the detect stage's spans without its recognizers."""
+    from textsift.privatization.loaders import loader_modules
+
+    setting = params.privatize.settings[key]
+    return (implementation_module(setting.kind), *loader_modules(setting.needs(), detects_unseen=False))
+
+
+def _outsider_loads(params: Params, key: str) -> tuple[str, ...]:
+    """What an outsider instance imports by name: its setting's mechanism, the loaders of what it needs with the
+    recognizers (its probes are texts the detect stage never saw) and, for a setting that ships, the served model's
+    module, whose code it packs as it is when the stage runs
     (:func:`textsift.privatization.shipping.ship_privatizer`)."""
     from textsift.privatization.loaders import loader_modules
     from textsift.serving.packing import MODEL_MODULE
@@ -161,24 +171,35 @@ def _privatize_read_keys(params: Params, key: str) -> dict[str, tuple[str, ...]]
 
 def _privatize_params(params: Params, key: str) -> tuple[str, ...]:
     """The params one privatize setting reads beyond the seed and the device, so editing another's re-runs none of it:
-    the index source it privatizes with (whether it is a public vocabulary decides whether the setting ships, and what
-    its served model reads: :func:`textsift.serving.packing.spec`) and the geometry it measures deniability with, when
-    it has an index; detection and the view the recognizers read (``ingest.normalize``) when it detects or ships (a
-    served model detects every request)."""
-    needs = params.privatize.settings[key].needs()
-    indexes = needed_keys(needs, "index")
-    detects = any(name == "detector" for name, _ in needs) or _ships(params, key)
-    return (*(f"indexes.sources.{index}" for index in indexes), *(("indexes.geometry",) if indexes else ()),
-            *(("detection", "ingest.normalize") if detects else ()))
+    the index source it privatizes with (whether it is a public vocabulary decides whether the setting ships, written
+    in its manifest) and the geometry it measures deniability with, when it has an index. Not detection: its spans
+    are the detect stage's, whose output changes when detection does."""
+    indexes = needed_keys(params.privatize.settings[key].needs(), "index")
+    return (*(f"indexes.sources.{index}" for index in indexes), *(("indexes.geometry",) if indexes else ()))
+
+
+def _outsider_params(params: Params, key: str) -> tuple[str, ...]:
+    """The params one outsider instance reads beyond the seed and the device: its setting's (:func:`_privatize_params`)
+    and, when it detects or ships, detection and the view the recognizers read (``ingest.normalize``): its probes are
+    detected anew, and a served model detects every request and packs them
+    (:func:`textsift.serving.packing.spec`)."""
+    detects = any(name == "detector" for name, _ in params.privatize.settings[key].needs()) or _ships(params, key)
+    return (*_privatize_params(params, key), *(("detection", "ingest.normalize") if detects else ()))
 
 
 def _privatize_loads_any() -> tuple[str, ...]:
-    """What any privatize instance may import by name: every mechanism, every loader and the served model's module."""
+    """What any privatize instance may import by name: every mechanism and every loader of stored artifacts."""
     from textsift.privatization.loaders import LOADERS
+
+    return (*implementation_modules(), *dict.fromkeys(m for modules in LOADERS.values() for m in modules))
+
+
+def _outsider_loads_any() -> tuple[str, ...]:
+    """What any outsider instance may import by name: privatize's, the recognizers and the served model's module."""
+    from textsift.privatization.loaders import RECOGNIZERS
     from textsift.serving.packing import MODEL_MODULE
 
-    return (*implementation_modules(), *dict.fromkeys(m for modules in LOADERS.values() for m in modules),
-            MODEL_MODULE)
+    return (*_privatize_loads_any(), *RECOGNIZERS, MODEL_MODULE)
 
 
 @dataclass(frozen=True)
@@ -276,9 +297,9 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="privatize",
         summary="apply one named privacy setting to the corpus (DataSifterText, metric-DP or redact)",
-        # detector: documents the detected file lacks (``textsift privatize`` on a new file) are detected on the spot
-        reads=("key_fingerprint", "corpus", "detected", "detector", "fill_in", "index", "index_metrics"),
-        # each setting's own: its index source and geometry, detection and the recognizers' view (_privatize_params)
+        # every document's spans from the detect stage's file: no detector (PRIVATIZE_FILE detects new texts)
+        reads=("key_fingerprint", "corpus", "detected", "fill_in", "index", "index_metrics"),
+        # each setting's own: its index source and geometry (_privatize_params)
         params=("seed", "device"),
         gpu=True,
         foreach="privatize.settings",
@@ -286,6 +307,21 @@ STAGES: tuple[Stage, ...] = (
         loads_for=lambda params, key: _privatize_loads(params, key),
         params_for=lambda params, key: _privatize_params(params, key),
         read_keys=lambda params, key: _privatize_read_keys(params, key),
+        unneeded=lambda params, key: _unneeded_by_setting(params, key),
+    ),
+    Stage(
+        name="outsider",
+        summary="what an outsider gets from one setting's release and service (replays, stand-ins, an API token's "
+                "probes); registers the servable setting's privatizer",
+        reads=("key_fingerprint", "corpus", "privatized", "detected", "detector", "fill_in", "index", "index_metrics"),
+        # each setting's own: its index source and geometry, detection and the recognizers' view (_outsider_params)
+        params=("seed", "device"),
+        gpu=True,
+        foreach="privatize.settings",
+        loads=_outsider_loads_any(),
+        loads_for=lambda params, key: _outsider_loads(params, key),
+        params_for=lambda params, key: _outsider_params(params, key),
+        read_keys=lambda params, key: {"privatized": (key,), **_privatize_read_keys(params, key)},
         unneeded=lambda params, key: _unneeded_by_setting(params, key),
     ),
     Stage(
@@ -324,8 +360,8 @@ STAGES: tuple[Stage, ...] = (
         name="evaluate",
         summary="utility of classifiers trained on each corpus; the privacy-utility frontier and the recommendation",
         # release_manifest: each setting's facts (served, or why not?) from its release
-        reads=("corpus", "fill_in", "detect_metrics", "privatized", "release_manifest", "privatize_metrics", "ledger",
-               "attack_metrics", "leaks", "embedding_table", "embedding_plot"),
+        reads=("corpus", "fill_in", "detect_metrics", "privatized", "release_manifest", "privatize_metrics",
+               "outsider_metrics", "ledger", "attack_metrics", "leaks", "embedding_table", "embedding_plot"),
         params=("seed", "device", "evaluate.tfidf_logreg", "evaluate.transformer", "evaluate.inference_precision",
                 "evaluate.frontier", "evaluate.recommend", "evaluate.bootstrap", "report", "privatize.settings",
                 "embedding_dp.settings", "tracking.log_models", "tracking.registered_model",
@@ -333,6 +369,20 @@ STAGES: tuple[Stage, ...] = (
         plots=(Plot(catalog_path("frontier"), x="privacy_risk", y="utility",
                     title="Privacy-utility frontier (one point per setting)"),),
     ),
+)
+
+
+# `textsift privatize` on a file: a setting over texts the detect stage never saw, detected on the spot as the service
+# and the outsider's probes detect them; what it may read and which params, not a stage of the DAG
+PRIVATIZE_FILE = Stage(
+    name="privatize_file",
+    summary="one privacy setting over a file of new texts (textsift privatize)",
+    reads=("key_fingerprint", "detected", "detector", "fill_in", "index", "index_metrics"),
+    params=("seed", "device"),
+    foreach="privatize.settings",
+    params_for=lambda params, key: _outsider_params(params, key),
+    read_keys=lambda params, key: _privatize_read_keys(params, key),
+    unneeded=lambda params, key: _unneeded_by_setting(params, key),
 )
 
 

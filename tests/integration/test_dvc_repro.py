@@ -21,15 +21,15 @@ from textsift import secret_key
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 OUTPUTS = ("data/ingest/corpus.parquet", "data/ingest/rejects.parquet", "metrics/ingest.json",
            "models/fill_in.json", "data/indexes/w2v/index.ann", "data/indexes/w2v/vocab.txt",
-           "data/privatized/mdp.parquet", "metrics/privatize/mdp.json",
+           "data/privatized/mdp.parquet", "metrics/privatize/mdp.json", "metrics/outsider/mdp.json",
            "data/lrp_budgets/embeddings.parquet", "data/lrp_budgets/budgets.npz",
            "data/embeddings/uni.parquet", "data/embeddings/uni.manifest.json",
            "metrics/attacks.json", "reports/evaluate/leaks.csv", "metrics/evaluate.json",
            "metrics/evaluate_embeddings.json", "reports/evaluate/utility.csv",
            "reports/evaluate/frontier.csv", "reports/evaluate/embedding_dp.csv")
-KEYED = ["privatize@mdp", "embedding_dp@uni"]  # the keyed stages (attack, evaluate: downstream, not run)
-KEYED_OUTPUTS = ("data/privatized/mdp.parquet", "metrics/privatize/mdp.json", "data/embeddings/uni.parquet",
-                 "data/embeddings/uni.manifest.json")
+KEYED = ["privatize@mdp", "outsider@mdp", "embedding_dp@uni"]  # the keyed stages (attack, evaluate: downstream)
+KEYED_OUTPUTS = ("data/privatized/mdp.parquet", "metrics/privatize/mdp.json", "metrics/outsider/mdp.json",
+                 "data/embeddings/uni.parquet", "data/embeddings/uni.manifest.json")
 
 
 def _hashes(root: Path) -> dict[str, str]:
@@ -41,8 +41,8 @@ def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A DVC project after its first `dvc repro`: every stage ran, each in its own process."""
     root = new_dvc_project(tmp_path_factory.mktemp("dvc") / "project")
     first = dvc_run(["dvc", "repro"], root)
-    for stage in ("ingest", "train_fill_in", "build_indexes@w2v", "privatize@mdp", "lrp_budgets", "embedding_dp@uni",
-                  "attack", "evaluate_embeddings", "evaluate"):
+    for stage in ("ingest", "train_fill_in", "build_indexes@w2v", "privatize@mdp", "outsider@mdp", "lrp_budgets",
+                  "embedding_dp@uni", "attack", "evaluate_embeddings", "evaluate"):
         assert f"Running stage '{stage}'" in first
     return root
 

@@ -156,7 +156,7 @@ def test_mlflow_gets_manifest_plots_and_aggregates_but_no_vocabulary(project: Pa
 
 def test_each_setting_runs_its_mechanism_once_and_that_run_gives_the_ledger_and_the_vault(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The stage runs a setting's mechanism once over the corpus (the outsider's replays run on the test split):
+    """The stage runs a setting's mechanism once, over the corpus (the outsider's replays are the outsider stage's):
     the ledger's ε and the vault's entries come from that run, not from running it again."""
     from textsift import secret_key
     from textsift.mechanisms.metric_dp import mechanism as metric_dp
@@ -168,8 +168,7 @@ def test_each_setting_runs_its_mechanism_once_and_that_run_gives_the_ledger_and_
     whole: list[str] = []
     for implementation in (metric_dp.MetricDP, Redaction):
         def counting(self, docs, *args, _real=implementation.privatize, **kwargs):  # type: ignore[no-untyped-def]
-            if docs.ids == ids:
-                whole.append(type(self).__name__)
+            whole.append(type(self).__name__ if docs.ids == ids else "part of the corpus")
             return _real(self, docs, *args, **kwargs)
         monkeypatch.setattr(implementation, "privatize", counting)
     recounted: list[int] = []
@@ -187,6 +186,15 @@ def test_each_setting_runs_its_mechanism_once_and_that_run_gives_the_ledger_and_
     published = read_corpus(project / "data/privatized/red_vault.parquet")["text"].tolist()
     assert entries and all(pseudonym in published[ids.index(doc)] for doc, found in entries.items()
                            for _, pseudonym, _ in found)
+
+
+def test_the_outsider_stage_replays_a_release_and_the_privatize_stage_does_not(project: Path) -> None:
+    """The outsider's figures are their own stage's metrics file, written apart from the release's."""
+    released = json.loads((project / "metrics/privatize/mdp_eps5.json").read_text())
+    assert not [k for k in released if k.startswith(("attack.", "served."))]
+    figures = run_stage("outsider", root=project, key="mdp_eps5")
+    assert json.loads((project / "metrics/outsider/mdp_eps5.json").read_text()) == figures
+    assert 0 < figures["attack.replay.baseline"] < 1 and abs(figures["attack.replay.gain"]) < 0.05
 
 
 class _Indexes:

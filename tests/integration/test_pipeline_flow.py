@@ -64,6 +64,7 @@ def test_mlflow_has_one_parent_and_a_child_per_stage(flow_run: dict) -> None:
     assert set(by_stage) == {"key", "ingest", "train_detectors", "train_interests", "detect", "train_fill_in",
                              "build_indexes@w2v", "build_indexes@glove", "privatize@ds", "privatize@ds2",
                              "privatize@mdp", "privatize@mdp_det", "privatize@mdp_pub", "privatize@red",
+                             *(f"outsider@{k}" for k in ("ds", "ds2", "mdp", "mdp_det", "mdp_pub", "red")),
                              "lrp_budgets", "embedding_dp@lrp_eps50", "embedding_dp@uniform_eps50", "attack",
                              "evaluate_embeddings", "evaluate"}
     assert all(run.info.status == "FINISHED" for run in children)
@@ -190,6 +191,7 @@ def test_each_privatized_corpus_classifier_is_registered_with_a_signature_and_on
         promote(tracker, "textsift-classifier", "ds", result["parent_run_id"], " ")
     # red releases a corpus with gold + detected spans replaced and serves detected spans only: judged as served too
     red = json.loads((flow_run["root"] / "metrics/privatize/red.json").read_text())
+    red.update(json.loads((flow_run["root"] / "metrics/outsider/red.json").read_text()))
     assert red["served.leak.rate"] >= red["privacy.leak.rate"]
     red_run = by_setting["red"].run_id
     assert client.get_run(red_run).data.tags["textsift.served_passes"] in ("true", "false")
@@ -588,8 +590,8 @@ def test_a_rerun_skips_unchanged_stages_rebuilds_damage_and_reruns_only_a_change
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     changed = _children(pipeline(root=str(root)))
     assert {name for name, run in changed.items() if run.data.tags["textsift.cached"] == "false"} == {
-        "key", "privatize@mdp", "attack", "evaluate"}  # not the noisy embeddings' evaluation
-    # red's privatize came from the cache and registered nothing: this run judged, and promote ships, the privatizer
+        "key", "privatize@mdp", "outsider@mdp", "attack", "evaluate"}  # not the noisy embeddings' evaluation
+    # red's outsider stage came from the cache, registering nothing: this run judged, and promote ships, the privatizer
     # an earlier run registered for the very corpus judged here
     rerun = changed["evaluate"].data.tags["mlflow.parentRunId"]
     tracker = Tracker(load_params(root / "params.yaml").tracking, root)
@@ -713,7 +715,7 @@ def test_no_key_bytes_outside_the_key_file(flow_run: dict) -> None:
     assert manifest["key_fingerprint"] == key.fingerprint and "seed" not in manifest
     runs = _children(flow_run["result"])
     assert {run.data.tags.get("textsift.key_fingerprint") for name, run in runs.items()
-            if name.startswith(("privatize@", "embedding_dp@"))} == {key.fingerprint}
+            if name.startswith(("privatize@", "outsider@", "embedding_dp@"))} == {key.fingerprint}
 
 
 def test_the_pseudonym_vault_is_sealed_apart_from_the_published_corpus(flow_run: dict) -> None:
@@ -1107,7 +1109,7 @@ def test_textsift_serve_answers_real_http_requests_and_is_no_oracle_and_no_text_
             answers += [r["text"] for r in reply.json()["records"]]
         confirmed = _confirmed(probes, answers, by_id)
         assert confirmed[probes["true"]].mean() <= 0.01 and confirmed.sum() <= 1  # was every true name
-        reported = json.loads((root / "metrics/privatize/red.json").read_text(encoding="utf-8"))
+        reported = json.loads((root / "metrics/outsider/red.json").read_text(encoding="utf-8"))
         assert reported["attack.oracle.probes"] >= 100 and reported["attack.oracle.confirmed"] <= 0.01  # the stage's
         limited = httpx.post(f"{url}/privatize", json={"records": [{"text": "x y"}] * 600}, headers=auth, timeout=30)
         assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1

@@ -35,8 +35,9 @@ def test_every_artifact_has_one_path_and_a_registered_producer_and_every_read_ex
         assert written_by(stage.name), stage.name  # every stage writes something
         keyed = [a for a in written_by(stage.name) if a.keyed]
         assert bool(keyed) == bool(stage.foreach), stage.name  # a fan-out stage writes per key, only it does
-    assert get_stage("privatize").upstream == ("key", "ingest", "detect", "train_detectors", "train_fill_in",
-                                              "build_indexes")
+    assert get_stage("privatize").upstream == ("key", "ingest", "detect", "train_fill_in", "build_indexes")
+    assert get_stage("outsider").upstream == ("key", "ingest", "privatize", "detect", "train_detectors",
+                                             "train_fill_in", "build_indexes")  # its probes detect new texts
 
 
 def test_keyed_paths_need_their_key() -> None:
@@ -59,8 +60,10 @@ def test_a_stage_reads_only_what_it_declares_and_writes_only_its_own(tmp_path: P
 
 def test_a_stage_reads_only_the_params_it_declares(tmp_path: Path) -> None:
     params = load_params(REPO / "params.yaml")
-    setting = next(name for name, s in params.privatize.settings.items() if s.kind == "metric_dp")
-    ctx = StageContext(tmp_path, params, StageInstance(get_stage("privatize"), setting), None, "run")
+    outsider = get_stage("outsider")  # a served metric-DP setting's probes read detection and the recognizers' view
+    setting = next(name for name, s in params.privatize.settings.items() if s.kind == "metric_dp"
+                   and "ingest.normalize" in StageInstance(outsider, name).declared_params(params))
+    ctx = StageContext(tmp_path, params, StageInstance(outsider, setting), None, "run")
     assert ctx.params.indexes.geometry == params.indexes.geometry  # declared: the real value
     assert ctx.params.privatize.settings[setting] == params.privatize.settings[setting]  # its own fan-out entry
     assert setting in ctx.params.privatize.settings and ctx.params.seed == params.seed

@@ -45,7 +45,10 @@ def test_the_deps_that_were_missing_by_hand_are_found() -> None:
     # attack and evaluate read each setting's facts (fills from the corpus? served, or why not?) from its release's
     # manifest, which privatize writes with the mechanism's code as a dep: an edit there re-runs privatize, then them
     assert "release_manifest" in get_stage("evaluate").reads and "release_manifest" in get_stage("attack").reads
-    assert not any("mechanism.py" in p for s in STAGES if s.name != "privatize" for p in s.all_code)
+    assert not any("mechanism.py" in p for s in STAGES if s.name not in ("privatize", "outsider") for p in s.all_code)
+    # privatize reads the detect stage's spans; only the outsider's probes and the served model run recognizers
+    recognizers = "components/textsift/detection/recognizers/build.py"
+    assert recognizers not in privatize and recognizers in get_stage("outsider").all_code
     assert "components/textsift/models/loading.py" in stage_code("build_indexes")
     assert {"components/textsift/readers.py", "components/textsift/tokenize.py"} <= set(stage_code("train_detectors"))
     assert "components/textsift/interests/lexicon.txt" in stage_code("ingest")  # data beside a module counts
@@ -102,26 +105,31 @@ def test_editing_an_imported_module_changes_only_its_importers_cache_digests(tmp
 
 
 def test_editing_one_mechanism_changes_only_its_own_settings_digests(tmp_path: Path) -> None:
-    """Each privatize setting hashes its own mechanism's code and the loaders of what it needs: editing DataSifter's
-    sampler re-runs the DataSifter settings, editing the detector's code the settings that detect (under the flow's
-    cache and DVC alike)."""
+    """Each privatize and outsider setting hashes its own mechanism's code and the loaders of what it needs: editing
+    DataSifter's sampler re-runs the DataSifter settings, editing the recognizers' code no privatize setting (their
+    spans are the detect stage's) and the outsider stage of the settings that detect or ship (under the flow's cache
+    and DVC alike)."""
+    from textsift.mechanisms.registry import mechanism
+    from textsift.serving.service import servable
+
     shutil.copytree(LIB, tmp_path / "components" / "textsift", ignore=shutil.ignore_patterns("__pycache__"))
     params = load_params(REPO / "params.yaml")
     kinds = {key: setting.kind for key, setting in params.privatize.settings.items()}
     assert {"datasifter", "redact", "metric_dp"} <= set(kinds.values())
-    named = {key: ("privatize", key) for key in kinds}
+    named = {f"{stage}@{key}": (stage, key) for key in kinds for stage in ("privatize", "outsider")}
     before = _digests(params, named, tmp_path)
     sampler = tmp_path / "components/textsift/mechanisms/datasifter/sampling.py"
     sampler.write_text(sampler.read_text() + "\n# edited\n")
     after = _digests(params, named, tmp_path)
-    assert {key for key in kinds if after[key] != before[key]} == {k for k, v in kinds.items() if v == "datasifter"}
-    # the detector's code: only the settings that detect (their needs() name the detector) re-run
+    assert {name for name in named if after[name] != before[name]} == {
+        f"{stage}@{k}" for k, v in kinds.items() if v == "datasifter" for stage in ("privatize", "outsider")}
     detecting = {key for key, setting in params.privatize.settings.items() if ("detector", None) in setting.needs()}
-    assert detecting and detecting != set(kinds)
+    shipped = {k for k, s in params.privatize.settings.items() if servable(mechanism(s.kind), s, params)}
+    assert detecting and detecting != set(kinds) and shipped
     build = tmp_path / "components/textsift/detection/recognizers/build.py"
     build.write_text(build.read_text() + "\n# edited\n")
     again = _digests(params, named, tmp_path)
-    assert {key for key in kinds if again[key] != after[key]} == detecting
+    assert {name for name in named if again[name] != after[name]} == {f"outsider@{k}" for k in detecting | shipped}
 
 
 def test_params_schema_is_hashed_by_value_not_as_code() -> None:
@@ -175,7 +183,7 @@ def test_a_setting_that_ships_hashes_the_served_models_code_and_the_stage_covers
     from textsift.serving.service import servable
 
     params = load_params(REPO / "params.yaml")
-    stage = get_stage("privatize")
+    stage = get_stage("outsider")  # registers the setting's privatizer: the service its probes measured
     served_model = "components/textsift/serving/model.py"
     shipped = {k for k, s in params.privatize.settings.items() if servable(mechanism(s.kind), s, params)}
     assert shipped and shipped != set(params.privatize.settings)
@@ -184,3 +192,4 @@ def test_a_setting_that_ships_hashes_the_served_models_code_and_the_stage_covers
         assert code <= set(stage.all_code), key  # what any instance may run
         assert (served_model in code) >= (key in shipped), key
     assert served_model not in stage.code(params, "ds_default")
+    assert served_model not in get_stage("privatize").all_code  # the release is the same whether or not it ships

@@ -62,9 +62,13 @@ def test_in_the_flow_a_setting_waits_only_for_the_producers_of_what_it_needs() -
              for inst in instances(PARAMS) if inst.stage.name == "privatize"}
     assert waits["ds"] == {"key", "ingest", "train_fill_in"}  # runs while the detector trains
     assert waits["red_gold"] == {"key", "ingest"}
-    assert waits["mdp"] == {"key", "ingest", "train_detectors", "detect", "build_indexes@w2v"}  # its own index
+    assert waits["mdp"] == {"key", "ingest", "detect", "build_indexes@w2v"}  # its own index, the stored spans
     assert {"train_detectors", "detect", "build_indexes@w2v"}.isdisjoint(waits["mdp_bert"])
     assert "build_indexes@bert" in waits["mdp_bert"]
+    probes = {inst.key: {u.name for u in upstream_instances(inst, PARAMS)}
+              for inst in instances(PARAMS) if inst.stage.name == "outsider"}
+    assert probes["mdp"] == {*waits["mdp"], "train_detectors", "privatize@mdp"}  # its probes detect new texts
+    assert probes["ds"] == {*waits["ds"], "privatize@ds"}
 
 
 def test_a_metric_dp_instance_hashes_its_own_index_only() -> None:

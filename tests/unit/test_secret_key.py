@@ -75,7 +75,7 @@ def test_keyed_draws_are_a_prf_of_the_key_reproducible_only_with_it() -> None:
 def test_only_keyed_stages_draw_with_the_key_and_their_dvc_deps_name_its_fingerprint(tmp_path: Path) -> None:
     params = load_params(REPO / "params.yaml")
     keyed = {s.name for s in STAGES if s.keyed}
-    assert keyed == {"privatize", "embedding_dp"}
+    assert keyed == {"privatize", "outsider", "embedding_dp"}  # outsider: its baseline and the service's draws
     for stage in STAGES:
         deps = stage_deps(stage, params)
         assert (FINGERPRINT_FILE in deps) == (stage.name in keyed), stage.name

@@ -14,7 +14,7 @@ import pandas as pd
 
 REFERENCE = "original"
 LEAK_KEY = "privacy.leak.rate"
-SERVED_LEAK_KEY = "served.leak.rate"  # the service's answers on the test documents (privatize_attacks)
+SERVED_LEAK_KEY = "served.leak.rate"  # the service's answers on the test documents (outsider stage)
 EPSILON_KEY = "ledger.epsilon_p50"  # the median ε per document of the setting's ledger (privatize)
 CHANGE_KEY = "privacy.token_change_fraction"
 INTEREST_KEY = "privacy.interest.leak_rate"  # the IPI attacker's attribute leak (same name for every mechanism)
@@ -25,7 +25,7 @@ TRIR_RATE_KEY = "privacy.trir.rate"  # the re-identification attacker: the share
 TRIR_GAIN_KEY = "privacy.trir.gain"  # ... and that share's gain over chance, the recommendation's criterion
 ATTACK_INTERVALS = {"attacker_recall": "privacy.attacker.recall", "interest_leak": "privacy.interest.leak_rate",
                     "cross_document": CROSS_DOCUMENT_KEY, "trir_rate": TRIR_RATE_KEY, "trir_gain": TRIR_GAIN_KEY}
-OUTSIDER_GAINS = ("attack.replay.gain", "attack.dictionary.gain")  # privatize's outsider attacks (privatize_attacks)
+OUTSIDER_GAINS = ("attack.replay.gain", "attack.dictionary.gain")  # the outsider stage's attacks
 NAN_PAIR = (float("nan"), float("nan"))
 
 

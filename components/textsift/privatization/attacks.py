@@ -1,4 +1,4 @@
-"""privatize, outsider part: what someone without the secret key recovers from the published corpus (issue 20).
+"""The outsider stage's attacks: what someone without the secret key recovers from a published corpus and its service.
 
 The outsider holds the repository and params (the public ``seed``) and the published corpus, and replays the
 setting's mechanism on candidate originals with the seed as its guess of the key

@@ -1,9 +1,10 @@
 """What a privacy mechanism may load, for a stage (or ``textsift privatize``) run: :class:`Resources`
 of :mod:`textsift.mechanisms.base` over the project's catalog artifacts, each loaded on first use.
 
-The code that loads each resource is imported by module name (:data:`textsift.privatization.loaders.LOADERS`), when
+The code that loads each resource is imported by module name (:mod:`textsift.privatization.loaders`), when
 first asked for, so a setting's instance depends on the loaders of what its ``needs()`` names only (read by
-:mod:`textsift.registry`): editing the detector's code does not re-run a setting that detects nothing.
+:mod:`textsift.registry`): editing the detector's code does not re-run a setting that detects nothing, nor the
+privatize stage, which reads every document's spans from the detect stage's file (``detects_unseen=False``).
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from textsift.corpus import Span
 from textsift.device import resolve_device
 from textsift.errors import ConfigError, StageError
 from textsift.mechanisms.base import Documents
-from textsift.privatization.loaders import LOADERS
+from textsift.privatization.loaders import loader_modules
 from textsift.stage_context import StageContext
 
 
@@ -32,12 +31,13 @@ class StageResources:
             unhashed by the instance's deps).
     """
 
-    def __init__(self, ctx: StageContext) -> None:
+    def __init__(self, ctx: StageContext, detects_unseen: bool = True) -> None:
         self.ctx = ctx
         self.params = ctx.params
         self.device = resolve_device(ctx.params.device)
-        setting = ctx.params.privatize.settings.get(ctx.instance.key or "")
-        self._needs = {name for name, _ in setting.needs()} if setting is not None else set(LOADERS)
+        self.detects_unseen = detects_unseen  # else a document the detect stage's file lacks is an error
+        setting = ctx.params.privatize.settings[ctx.instance.key or ""]
+        self._loaders = set(loader_modules(setting.needs(), detects_unseen))
         # each loaded on first use, once: a stage (its outsider replays, the vault) or a streamed file asks many times
         self.index = cache(self._index)
         self.fill_in = cache(self._fill_in)
@@ -46,8 +46,8 @@ class StageResources:
     def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
         """The spans the detect stage wrote for ``docs`` (detected anew for unknown texts), of ``labels``."""
         spans = self._loader("detector", "textsift.detection.corpus_spans")
-        return spans.detected_spans(self.ctx, pd.DataFrame({"doc_id": docs.ids, "text": docs.texts}), labels,
-                                    self._stored(), self._recognize)
+        return spans.detected_spans(self._stored(), docs.ids, docs.texts, labels,
+                                    self._recognize if self.detects_unseen else None)
 
     def _read_detected(self) -> dict:
         path = self.ctx.input("detected")
@@ -74,9 +74,9 @@ class StageResources:
 
     def _loader(self, need: str, module: str) -> Any:
         """``module`` imported, a loader of ``need``: when a need the setting declares has it among its loaders."""
-        if not any(module in LOADERS.get(declared, ()) for declared in self._needs):
-            raise StageError(f"privatize@{self.ctx.instance.key}: its mechanism loads the {need} (through {module}), "
-                             "which its setting's needs() does not name")
+        if module not in self._loaders:
+            raise StageError(f"{self.ctx.instance.name}: its mechanism loads the {need} (through {module}), "
+                             "which its setting's needs() does not name, or detects texts this stage must not")
         return importlib.import_module(module)
 
     def model_folder(self, name: str, key: str) -> Path:

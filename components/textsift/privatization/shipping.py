@@ -1,4 +1,4 @@
-"""privatize, shipping part: the setting as an MLflow pyfunc privatizer, registered (:mod:`textsift.serving`).
+"""outsider stage, shipping part: the setting as an MLflow pyfunc privatizer, registered (:mod:`textsift.serving`).
 
 Packs the detector when the setting uses it and its index when it has one (a public vocabulary's), with the params
 serving reads and the key's fingerprint, logs the model under the stage's MLflow run and registers it as a version of
@@ -34,6 +34,6 @@ def ship_privatizer(ctx: StageContext, key: str, setting: Setting) -> str:
     name = ctx.tracker.params.registered_privatizer
     version = ctx.tracker.register_model(name, ctx.run_id, "privatizer", {
         "textsift.setting": key, "textsift.pipeline_run": ctx.parent_run_id or ctx.run_id,
-        RELEASE_TAG: content_digest(ctx.output("privatized"))})  # written before: what evaluate judges
+        RELEASE_TAG: content_digest(ctx.input("privatized", key))})  # the release evaluate judges
     log.info("privatize@%s: privatizer registered as %s version %s", key, name, version)
     return version

@@ -20,15 +20,25 @@ from collections.abc import Sequence
 import pandas as pd
 
 from textsift.corpus import Span, spans_to_python
-from textsift.detection.corpus_spans import detect_corpus
 from textsift.detection.real_corpora import real_test_sets
 from textsift.detection.recognizers.base import Detection
+from textsift.detection.recognizers.build import recognizer_set, run_recognizers
 from textsift.detection.scoring import detection_scores
 from textsift.detection.spans_file import write_detected
+from textsift.device import resolve_device
 from textsift.quality.suites import check_corpus
 from textsift.stage_context import StageContext
 
 log = logging.getLogger("textsift")
+
+
+def detect_corpus(ctx: StageContext, texts: Sequence[str]) -> list[list[Detection]]:
+    """The project's recognizer set (params ``detection``) over ``texts`` (offsets into them; models read their
+    views, params ``ingest.normalize``)."""
+    detection = ctx.params.detection
+    folder = ctx.model("detector") if "model" in detection.recognizers else None
+    return run_recognizers(recognizer_set(detection, folder, resolve_device(ctx.params.device)), texts, detection,
+                           view=ctx.params.ingest.normalize)
 
 
 def span_counts(detections: Sequence[Sequence[Detection]]) -> dict[str, float]:

@@ -123,5 +123,7 @@ def safe_examples(examples: dict[str, list[str]], privacy: dict[str, dict[str, f
 
 
 def privatize_metrics(ctx: StageContext) -> dict[str, dict[str, float]]:
-    """Each setting's ``metrics/privatize/<setting>.json``: the frontier's leak rate and token change."""
-    return {key: ctx.load("privatize_metrics", key) for key in ctx.params.privatize.settings}
+    """Each setting's ``metrics/privatize/<setting>.json`` (the frontier's leak rate and token change) with its
+    ``metrics/outsider/<setting>.json`` (the outsider's gains, the service's leak)."""
+    return {key: {**ctx.load("privatize_metrics", key), **ctx.load("outsider_metrics", key)}
+            for key in ctx.params.privatize.settings}

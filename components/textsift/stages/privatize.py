@@ -9,9 +9,10 @@ for every mechanism, the quality suite, and atomic writes.
 
 Outputs: ``data/privatized/<setting>.parquet`` with its manifest (:mod:`textsift.privatization.manifest`), the vault,
 the ledger and ``metrics/privatize/<setting>.json``.
-The privatized corpus stays a DVC output; only aggregates go to MLflow, and the setting itself, as a
-registered pyfunc privatizer (:mod:`textsift.privatization.shipping`). The corpus-level helpers it
-shares with ``textsift privatize`` live in :mod:`textsift.privatization.corpus`.
+The privatized corpus stays a DVC output; only aggregates go to MLflow. The mechanism runs here once: what an
+outsider recomputes from the release, and the setting shipped as a served privatizer, are the ``outsider`` stage's.
+Spans come from the detect stage's file, never detected here, so no recognizer is among this stage's code deps. The
+corpus-level helpers it shares with ``textsift privatize`` live in :mod:`textsift.privatization.corpus`.
 """
 
 from __future__ import annotations
@@ -25,11 +26,9 @@ from textsift.errors import StageError
 from textsift.evaluation.ledger import ledger_metrics, ledger_table
 from textsift.mechanisms.base import Mechanism, PrivatizeResult
 from textsift.mechanisms.registry import mechanism
-from textsift.privatization.attacks import outsider_metrics
 from textsift.privatization.corpus import documents, privacy_metrics
 from textsift.privatization.manifest import release_manifest
 from textsift.privatization.resources import StageResources
-from textsift.privatization.shipping import ship_privatizer
 from textsift.quality.privatized import check_privatized
 from textsift.quality.suites import check_corpus
 from textsift.releases import release_key
@@ -41,9 +40,9 @@ log = logging.getLogger("textsift")
 
 
 def _write_release(ctx: StageContext, output: pd.DataFrame, result: PrivatizeResult, ids: list[str],
-                   implementation: Mechanism) -> str | None:
-    """The privatized corpus, its manifest, the sealed vault (empty unless the setting keeps one) and the ε ledger;
-    why the setting is not served (None: it is)."""
+                   implementation: Mechanism) -> None:
+    """The privatized corpus, its manifest (with why the setting is not served, if it is not), the sealed vault (empty
+    unless the setting keeps one) and the ε ledger."""
     key = ctx.instance.key or ""
     setting = ctx.params.privatize.settings[key]
     refusal = serving_refusal(implementation, setting, ctx.params)
@@ -52,7 +51,6 @@ def _write_release(ctx: StageContext, output: pd.DataFrame, result: PrivatizeRes
                                                   ctx.secret_key.fingerprint))
     ctx.save("vault", seal(result.vault, key, ctx.secret_key))
     ctx.save("ledger", ledger_table(ids, result.spent, implementation.guarantee))
-    return refusal
 
 
 def run(ctx: StageContext) -> None:
@@ -60,10 +58,10 @@ def run(ctx: StageContext) -> None:
 
     Reads ``corpus`` (and what the mechanism needs); runs the mechanism once, which gives the texts, its metrics, the
     ledger's ε and the vault's entries; writes ``privatized`` (ids, labels and splits kept, spans and interests
-    emptied), its ``release_manifest``, ``vault``, ``ledger`` and ``privatize_metrics``; logs the metrics with the
-    outsider's attacks, tags the run with mechanism and setting, ships the setting when it is servable, and logs a line
-    with the documents, seconds and share of tokens changed. Every draw is keyed by the setting's release key (the
-    project's secret key derived for this setting: :mod:`textsift.releases`) and each document's id and text.
+    emptied), its ``release_manifest``, ``vault``, ``ledger`` and ``privatize_metrics``; logs the metrics, tags the
+    run with mechanism and setting, and logs a line with the documents, seconds and share of tokens changed. Every
+    draw is keyed by the setting's release key (the project's secret key derived for this setting:
+    :mod:`textsift.releases`) and each document's id and text.
     """
     key = ctx.instance.key
     settings = ctx.params.privatize.settings
@@ -71,7 +69,8 @@ def run(ctx: StageContext) -> None:
         raise StageError(f"privatize: no setting {key!r} in privatize.settings ({', '.join(settings) or 'none'})")
     setting, corpus = settings[key], ctx.load("corpus")
     check_corpus(corpus, name="privatize_input").raise_if_failed()
-    started, resources, docs, secret = time.perf_counter(), StageResources(ctx), documents(corpus), ctx.secret_key
+    started, docs, secret = time.perf_counter(), documents(corpus), ctx.secret_key
+    resources = StageResources(ctx, detects_unseen=False)  # every document's spans from the detect stage's file
     implementation = mechanism(setting.kind)
     context = implementation.release_context(setting, resources)  # e.g. the index: a rebuilt one draws afresh
     drawn = release_key(secret, setting.kind, key, setting, context=context)  # its own draws (textsift.releases)
@@ -82,16 +81,12 @@ def run(ctx: StageContext) -> None:
     report.raise_if_failed()
     own = {**result.metrics, **implementation.setting_metrics(setting, resources, drawn)}
     metrics = {**{f"{setting.kind}.{k}": v for k, v in own.items()},
-               **privacy_metrics(corpus, result.texts),
-               **outsider_metrics(docs, result.texts, (corpus["split"] == "test").to_numpy(), key, setting,
-                                  resources, ctx.params.seed, secret), **ledger_metrics(result.spent),
+               **privacy_metrics(corpus, result.texts), **ledger_metrics(result.spent),
                "privatize.docs_per_s": len(result.texts) / seconds if seconds else 0.0, "privatize.seconds": seconds,
                **report.to_metrics()}
-    refusal = _write_release(ctx, output, result, docs.ids, implementation)
+    _write_release(ctx, output, result, docs.ids, implementation)
     ctx.save("privatize_metrics", metrics)
     ctx.log_metrics(metrics)
     ctx.tracker.set_tags(ctx.run_id, {"textsift.mechanism": setting.kind, "textsift.setting": key})
-    if ctx.tracker.params.log_models and refusal is None:
-        ship_privatizer(ctx, key, setting)
     log.info("privatize@%s: %d docs in %.1fs, %.1f%% tokens changed", key, len(result.texts), seconds,
              100 * metrics["privacy.token_change_fraction"])
