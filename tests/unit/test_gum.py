@@ -318,3 +318,37 @@ def test_a_participle_before_its_noun_is_no_clause_one_before_a_preposition_is(t
     path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_news_participles", genre="news")
                                     + PARTICIPLES).encode()))
     assert _strings(read_gum_file(path).example) == [("Solzhenitsyn", "PERSON")]  # "Lund" is where, not who
+
+
+# Invented text. Person mentions that identify no one: a nationality with no identity, a race with a people's
+# identity, a party's role, a deity, an office's title; beside them a surname that is a group word ("White" for
+# Jack_White) and a title that is a person's name ("King" for Ann_King), which stay names.
+NO_ONE = """# newpar
+# text = An American told White voters, the Petitioner, God and the President about White and King.
+1	An	a	DET	DT	_	_	_	_	Entity=(1-person-new-sssss-cf1-2-sgl
+2	American	American	PROPN	NNP	_	_	_	_	Entity=1)
+3	told	tell	VERB	VBD	_	_	_	_	_
+4	White	White	PROPN	NNP	_	_	_	_	Entity=(2-person-new-sssss-cf2-1-sgl-White_people)
+5	voters	voter	NOUN	NNS	_	_	_	_	SpaceAfter=No
+6	,	,	PUNCT	,	_	_	_	_	_
+7	the	the	DET	DT	_	_	_	_	Entity=(3-person-new-sssss-cf3-2-sgl
+8	Petitioner	Petitioner	PROPN	NNP	_	_	_	_	Entity=3)|SpaceAfter=No
+9	,	,	PUNCT	,	_	_	_	_	_
+10	God	God	PROPN	NNP	_	_	_	_	Entity=(4-person-new-sssss-cf4-1-sgl-God)
+11	and	and	CCONJ	CC	_	_	_	_	_
+12	the	the	DET	DT	_	_	_	_	Entity=(5-person-new-sssss-cf5-2-sgl-President_of_the_United_States
+13	President	President	PROPN	NNP	_	_	_	_	Entity=5)
+14	about	about	ADP	IN	_	_	_	_	_
+15	White	White	PROPN	NNP	_	_	_	_	Entity=(6-person-new-sssss-cf6-1-sgl-Jack_White)
+16	and	and	CCONJ	CC	_	_	_	_	_
+17	King	King	PROPN	NNP	_	_	_	_	Entity=(7-person-new-sssss-cf7-1-sgl-Ann_King)|SpaceAfter=No
+18	.	.	PUNCT	.	_	_	_	_	_
+"""
+
+
+def test_groups_roles_deities_and_offices_are_no_person_but_a_persons_own_name_stays(tmp_path: Path) -> None:
+    path = tmp_path / "TEST_court_noone.conllu.gz"
+    path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_court_noone", genre="court") + NO_ONE).encode()))
+    example = read_gum_file(path).example
+    assert _strings(example) == [("White", "PERSON"), ("King", "PERSON")]
+    assert example.spans[0].start == example.text.rindex("White")  # Jack White's, not the voters'

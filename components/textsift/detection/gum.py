@@ -32,9 +32,13 @@ turns mentions into DPER spans:
   (``TITLES``: Mr, Dr, General, Chief Justice, Senator ...; "Dr. Lee" -> "Lee", "State Senator Ann Lee"
   -> "Ann Lee"): a stand-in keeps the title and replaces the name. A title word ending a name ("Ann
   King") is a surname. A person name that is only titles ("Prime Minister") is dropped unless one of
-  them is a word of its identity ("King" for ``Ann_King``), and so is one ending in a plural proper noun
-  (NNPS: "Americans", "The French", "Senate Democrats", "Puerto Ricans": a group, not a person, whatever its
-  identity: GUM gives groups identities of their own, ``Americans``, ``French_people``).
+  them is a word of its identity ("King" for ``Ann_King``; not when the identity is an office, a title "of"
+  something: "President" for ``President_of_the_United_States`` names no one), and so is one ending in a plural
+  proper noun (NNPS: "Americans", "The French", "Senate Democrats", "Puerto Ricans": a group, not a person, whatever
+  its identity: GUM gives groups identities of their own, ``Americans``, ``French_people``). A name made only of
+  nationality, ethnicity or religion words (``GROUP_WORDS``: "an American", "White", "Asian", "Native American") is a
+  group too, unless its identity is a person's ("White" for ``Jack_White``), and so is a party's role used as a name
+  ("Petitioner", "the Appellee": ``PARTY_ROLES``) or a deity ("God"): none of them identifies a person.
   A person's name comes before a clause that modifies it: no name after the mention's first relative word, finite
   verb, infinitive after "to" or participle followed by what follows a verb (a participle before its noun, "the
   lost Lenore", "the exiled Russian writer Solzhenitsyn", and a verb of naming, "a boy called Tom", are no
@@ -81,6 +85,18 @@ DATE_LEADING_UPOS = frozenset({"DET", "ADP", "ADV", "INTJ", "CCONJ", "SCONJ", "P
 RELATIVE_XPOS = frozenset({"WDT", "WP", "WP$", "WRB"})  # which, who, whose, when, where: a clause starts
 DATE_BREAKS = frozenset({"(", "[", ";"})
 NAMING_VERBS = frozenset({"named", "called", "nicknamed", "dubbed", "known", "titled", "styled", "christened"})
+# words that make a person mention a group when its whole name is made of them (module docstring)
+GROUP_WORDS = frozenset(
+    "american african asian european hispanic latino latina latinx white black native indigenous aboriginal "
+    "caucasian arab pacific islander indian alaskan hawaiian british english french german italian spanish "
+    "portuguese dutch swedish polish greek russian ukrainian turkish iranian iraqi israeli palestinian egyptian "
+    "nigerian chinese japanese korean vietnamese filipino pakistani bangladeshi mexican cuban brazilian "
+    "argentinian canadian australian irish scottish welsh jewish muslim christian catholic protestant".split())
+PEOPLE_WORDS = frozenset({"people", "peoples"})  # an identity naming a people: White_people
+PARTY_ROLES = frozenset(
+    "petitioner petitioners respondent respondents appellant appellants appellee appellees plaintiff plaintiffs "
+    "defendant defendants claimant claimants applicant applicants".split())
+DEITIES = frozenset({"god", "allah"})
 _TOKEN_ID = re.compile(r"\d+(?:[-.]\d+)?")  # a word, a multiword token's range or an empty node
 _MENTION = re.compile(r"\((\d+)-([^()]*)(\))?|(\d+)\)")  # an opening (GRP-fields, maybe closed at once) or GRP)
 
@@ -300,7 +316,8 @@ def _clause_start(words: list[_Word]) -> int:
 
 def _name_words(words: list[_Word], fields: Mapping[str, str], label: str) -> tuple[int, int] | None:
     """First and last word of a named mention's name (PERSON: after its titles), or None when not named."""
-    identity = set(re.split(r"[_\W]+", fields.get("identity", "").lower())) - {""}
+    ordered = [t for t in re.split(r"[_\W]+", fields.get("identity", "").lower()) if t]
+    identity = set(ordered)
     names = _names(words, label)
     if label == "PERSON":
         names = [name for name in names if name[1] < _clause_start(words)]
@@ -311,10 +328,21 @@ def _name_words(words: list[_Word], fields: Mapping[str, str], label: str) -> tu
     if label != "PERSON":
         return first, last
     start = _after_titles(words, first, last)
-    if start is None and identity & {_plain(w) for w in words[first:last + 1]}:
+    office = bool(title_length(ordered, 0)) and "of" in identity  # President_of_the_United_States
+    if start is None and identity & {_plain(w) for w in words[first:last + 1]} and not office:
         start = first  # only titles, but the identity's: a name (King, for a person whose name it is)
     group = words[last].xpos == "NNPS"  # "Americans", "The French", "Senate Democrats": a group
-    return None if start is None or group else (start, last)
+    return None if start is None or group or _no_one(words[start:last + 1], identity) else (start, last)
+
+
+def _no_one(name: list[_Word], identity: set[str]) -> bool:
+    """Whether a person mention's name identifies no one (module docstring): a party's role or a deity, or only group
+    words with no identity or a group's ("White_people", "Americans", "African_American")."""
+    plain_words = {_plain(w) for w in name}
+    if plain_words <= PARTY_ROLES | DEITIES:
+        return True
+    groupish = GROUP_WORDS | PEOPLE_WORDS | {"of", "the", "americas"}
+    return plain_words <= GROUP_WORDS and all(t in groupish or t.removesuffix("s") in GROUP_WORDS for t in identity)
 
 
 def _date_words(words: list[_Word]) -> tuple[int, int] | None:
