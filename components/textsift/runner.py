@@ -19,6 +19,7 @@ from textsift.artifacts import MODEL_CACHE, MODEL_POINTERS, model_present
 from textsift.config import Params, load_params
 from textsift.corpus import disk_full_named, remove_stale_temporaries
 from textsift.datasets import stage_datasets
+from textsift.device import resolve_device, resolve_precision
 from textsift.errors import StageError
 from textsift.registry import StageInstance, get_stage
 from textsift.stage_context import StageContext, stage_params
@@ -66,6 +67,14 @@ def run_stage(
         return _run_stage(name, root, params_path, key, parent_run_id, use_cache, deadline)
 
 
+def precision_tags(declared: dict[str, object], device: str) -> dict[str, str]:
+    """``textsift.precision.<param>``: what each inference precision the stage declares resolved to here. ``auto``
+    resolves per machine (bfloat16 where the CPU computes it natively) under one params hash, so the run records
+    which one made its bytes."""
+    return {f"textsift.precision.{name}": resolve_precision(value, resolve_device(device))  # type: ignore[arg-type]
+            for name, value in declared.items() if name.endswith(".inference_precision")}
+
+
 def _run_stage(name: str, root: Path, params_path: str | Path | None, key: str | None, parent_run_id: str | None,
                use_cache: bool, deadline: float | None) -> dict[str, float]:
     params = load_params(params_path or root / "params.yaml")
@@ -89,6 +98,7 @@ def _run_stage(name: str, root: Path, params_path: str | Path | None, key: str |
             "textsift.cached": str(cached is not None).lower()}
     if key_fingerprint is not None:
         tags["textsift.key_fingerprint"] = key_fingerprint
+    tags.update(precision_tags(declared, params.device))
     if deadline is not None and time.monotonic() > deadline:  # the flow's time limit: checked, not only signalled
         raise StageError(f"stage {instance.name} ran past its time limit (timeout) before it started")
     started, ok, run_id = time.perf_counter(), False, None

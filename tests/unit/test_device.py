@@ -94,3 +94,15 @@ def test_a_backward_pass_draws_nothing_so_trainings_run_it_outside_their_stream(
         loss.backward()
         assert torch.equal(torch.get_rng_state(), after_forward)
     assert bert.embeddings.word_embeddings.weight.grad is not None and lstm.weight_hh_l0.grad is not None
+
+
+def test_a_run_is_tagged_with_what_each_declared_precision_resolved_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``auto`` gives other bytes on another CPU under one params hash: the run records which precision it ran."""
+    from textsift.runner import precision_tags
+
+    declared = {"detection.inference_precision": "auto", "evaluate.inference_precision": "float32", "seed": 1}
+    for native, resolved in ((False, "float32"), (True, "bfloat16")):
+        monkeypatch.setattr("textsift.device.cpu_has_native_bf16", lambda native=native: native)
+        assert precision_tags(declared, "cpu") == {"textsift.precision.detection.inference_precision": resolved,
+                                                   "textsift.precision.evaluate.inference_precision": "float32"}
+    assert precision_tags({"seed": 1}, "cpu") == {}
