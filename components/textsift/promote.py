@@ -98,13 +98,14 @@ def _judged_privatizer(tracker: Tracker, privatizer: str, setting: str, run_id: 
                        ) -> dict[str, Any] | None:
     """The privatizer version judged with the chosen classifier: the one ``evaluate`` named on it
     (:data:`~textsift.tracking.PRIVATIZER_TAG`, found by the digest of the corpus it released, so it may come from an
-    earlier pipeline run when privatize was taken from the cache); None when the setting has no served form; for a
-    classifier registered before versions were named, the privatizer of the same pipeline run.
+    earlier pipeline run when the outsider stage, which registers it, was taken from the cache); None when the
+    setting has no served form; for a classifier registered before versions were named, the privatizer of the same
+    pipeline run.
 
     Raises:
-        ConfigError: the setting has privatizer versions, but none made the corpus judged in ``run_id`` (privatize
-            ran with ``tracking.log_models`` off, against another MLflow store, or before releases were recorded):
-            promoting would take the alias off the privatizer and leave nothing to serve.
+        ConfigError: the setting has privatizer versions, but none made the corpus judged in ``run_id`` (its
+            outsider stage ran with ``tracking.log_models`` off, against another MLflow store, or before releases
+            were recorded): promoting would take the alias off the privatizer and leave nothing to serve.
     """
     named = classifier["tags"].get(PRIVATIZER_TAG)
     if named is None:
@@ -115,8 +116,8 @@ def _judged_privatizer(tracker: Tracker, privatizer: str, setting: str, run_id: 
     if named == "none" and tracker.latest_version(privatizer, setting) is None:
         return None  # no served form of this setting was ever registered: nothing to ship, nothing to clear
     raise ConfigError(f"promote: no version of {privatizer} for setting {setting!r} made the corpus judged in run "
-                      f"{run_id}; run privatize@{setting} again (`make run ARGS=--force` or `dvc repro -f "
-                      f"privatize@{setting}`), then evaluate, and promote from that run")
+                      f"{run_id}; register it again (`make run ARGS=--force`, or `dvc repro -f --single-item "
+                      f"outsider@{setting}` then `dvc repro evaluate`) and promote from that run")
 
 
 def check_promoted(tracker: Tracker, model_uri: str) -> None:

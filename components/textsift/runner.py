@@ -98,7 +98,6 @@ def _run_stage(name: str, root: Path, params_path: str | Path | None, key: str |
             "textsift.cached": str(cached is not None).lower()}
     if key_fingerprint is not None:
         tags["textsift.key_fingerprint"] = key_fingerprint
-    tags.update(precision_tags(declared, params.device))
     if deadline is not None and time.monotonic() > deadline:  # the flow's time limit: checked, not only signalled
         raise StageError(f"stage {instance.name} ran past its time limit (timeout) before it started")
     started, ok, run_id = time.perf_counter(), False, None
@@ -113,6 +112,7 @@ def _run_stage(name: str, root: Path, params_path: str | Path | None, key: str |
             ok = True
             log.info("stage %s unchanged since its last run: skipped (cached)", instance.name)
             return cached
+        tracker.set_tags(run_id, precision_tags(declared, params.device))  # what makes these bytes, not cached ones
         ctx = StageContext(root, params, instance, tracker, run_id, parent_run_id)
         for output in (*instance.outs, *instance.metrics):  # what a killed earlier run of this instance left
             for stale in remove_stale_temporaries(root / output):

@@ -30,8 +30,9 @@ from textsift.locks import exclusive, is_alive, process_identity
 
 PARENT_ENV = "TEXTSIFT_PARENT_RUN_ID"
 OWNER_TAG = "textsift.owner"  # host:pid:start of the process that runs it (see end_orphaned_runs)
-# a registered version's link to what was judged: the SHA-256 of the released corpus its setting made. A privatize
-# stage taken from the cache registers nothing, so its privatizer is found by what it released, not by pipeline run
+# a registered version's link to what was judged: the SHA-256 of the released corpus its setting made. An outsider
+# stage (which registers it) taken from the cache registers nothing, so its privatizer is found by what it released,
+# not by pipeline run
 RELEASE_TAG = "textsift.release"
 PRIVATIZER_TAG = "textsift.privatizer_version"  # on a classifier: the privatizer version judged with it, or "none"
 _MAX_PARAM_CHARS = 6000
@@ -437,7 +438,7 @@ def pinned_requirements(roots: Sequence[str] | None = None, also: Sequence[str] 
     versions it was judged with, and no DVC, Prefect or Great Expectations.
 
     Computed once per (roots, also) in a process: walking every installed distribution's metadata took ~2 s of each
-    privatize run that registers a served setting, the same answer each time."""
+    outsider run that registers a served setting, the same answer each time."""
     return list(_pinned_requirements(None if roots is None else tuple(roots), tuple(also)))
 
 

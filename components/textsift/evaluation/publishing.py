@@ -219,7 +219,7 @@ def release_digest(ctx: StageContext, setting: str) -> str:
 
 def tag_privatizers(ctx: StageContext, frontier: pd.DataFrame, proposed: str | None) -> dict[str, str]:
     """Put each setting's verdict on the privatizer version that made the corpus judged here (its release digest,
-    whichever pipeline run registered it: a privatize stage taken from the cache registers nothing), so the
+    whichever pipeline run registered it: an outsider stage taken from the cache registers nothing), so the
     registry entry that ships a setting says how it was judged and in which run; the version per setting, which
     each classifier names (:data:`PRIVATIZER_TAG`) so ``textsift promote`` ships exactly it."""
     name, pipeline_run = ctx.params.tracking.registered_privatizer, ctx.parent_run_id or ctx.run_id

@@ -44,7 +44,8 @@ class StageResources:
         self._stored = cache(self._read_detected)
 
     def detected(self, docs: Documents, labels: Sequence[str] | None) -> list[list[Span]]:
-        """The spans the detect stage wrote for ``docs`` (detected anew for unknown texts), of ``labels``."""
+        """The spans the detect stage wrote for ``docs``, of ``labels``; texts it never saw are detected anew, or a
+        StageError naming their ids when this stage only reads its file (``detects_unseen=False``)."""
         spans = self._loader("detector", "textsift.detection.corpus_spans")
         return spans.detected_spans(self._stored(), docs.ids, docs.texts, labels,
                                     self._recognize if self.detects_unseen else None)

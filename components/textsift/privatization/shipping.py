@@ -35,5 +35,5 @@ def ship_privatizer(ctx: StageContext, key: str, setting: Setting) -> str:
     version = ctx.tracker.register_model(name, ctx.run_id, "privatizer", {
         "textsift.setting": key, "textsift.pipeline_run": ctx.parent_run_id or ctx.run_id,
         RELEASE_TAG: content_digest(ctx.input("privatized", key))})  # the release evaluate judges
-    log.info("privatize@%s: privatizer registered as %s version %s", key, name, version)
+    log.info("outsider@%s: privatizer registered as %s version %s", key, name, version)
     return version

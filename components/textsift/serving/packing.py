@@ -1,8 +1,8 @@
 """What a registered privatizer packs, known when it is shipped: the spec artifact (the setting and the params serving
 reads), the name of the packed detector folder, and the modules its code runs from.
 
-Kept apart from :mod:`textsift.serving.model` (the model itself, with the detector and MLflow) so the ``privatize``
-stage, which ships settings, depends on the detector's code only for the settings that use it.
+Kept apart from :mod:`textsift.serving.model` (the model itself, with the detector and MLflow) so the ``outsider``
+stage, which ships settings, depends on the served model's code only for the settings that ship.
 """
 
 from __future__ import annotations
