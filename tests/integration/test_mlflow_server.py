@@ -64,6 +64,7 @@ def test_stages_log_to_a_real_server(mlflow_server: str, tmp_path: Path, monkeyp
     run_stage("train_detectors", root=root)  # the attack stage fetches the detector back too
     run_stage("train_interests", root=root)
     run_stage("privatize", root=root, key="ds_default")  # fetches the fill-in model back through the server
+    run_stage("outsider", root=root, key="ds_default")  # its replays too; evaluate reads its figures
     run_stage("detect", root=root)  # the spans lrp_budgets reads
     run_stage("lrp_budgets", root=root)
     run_stage("embedding_dp", root=root, key="lrp_eps50")
@@ -73,7 +74,7 @@ def test_stages_log_to_a_real_server(mlflow_server: str, tmp_path: Path, monkeyp
     client = MlflowClient(mlflow_server)
     experiment = client.get_experiment_by_name("textsift")
     runs = {r.data.tags["textsift.stage"]: r for r in client.search_runs([experiment.experiment_id])}
-    assert {"ingest", "train_fill_in", "train_detectors", "train_interests", "privatize", "lrp_budgets",
+    assert {"ingest", "train_fill_in", "train_detectors", "train_interests", "privatize", "outsider", "lrp_budgets",
             "embedding_dp", "attack", "evaluate_embeddings", "evaluate"} <= set(runs)
     grid = {a.path for a in client.list_artifacts(runs["embedding_dp"].info.run_id, "embedding_dp")}
     assert {"embedding_dp/grid.csv", "embedding_dp/lrp_eps50.manifest.json"} <= grid
