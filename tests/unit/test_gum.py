@@ -352,3 +352,45 @@ def test_groups_roles_deities_and_offices_are_no_person_but_a_persons_own_name_s
     example = read_gum_file(path).example
     assert _strings(example) == [("White", "PERSON"), ("King", "PERSON")]
     assert example.spans[0].start == example.text.rindex("White")  # Jack White's, not the voters'
+
+
+# Invented text. A role's complement (of one or two proper nouns, not the person's identity), a post-nominal after a
+# comma, a party's member, a people named by its identity ("South_Africans"); beside them an office's place glued to
+# the name after it and a complement that is the identity's, which stay.
+COMPLEMENTS = """# newpar
+# text = Professor of Psychiatry, John Bartram, Esquire, a Libertarian, African, Governor of Ohio Ann Lee, ...
+1	Professor	Professor	PROPN	NNP	_	_	_	_	Entity=(1-person-new-sssss-cf1-1,3-sgl
+2	of	of	ADP	IN	_	_	_	_	_
+3	Psychiatry	Psychiatry	PROPN	NNP	_	_	_	_	Entity=1)|SpaceAfter=No
+4	,	,	PUNCT	,	_	_	_	_	_
+5	John	John	PROPN	NNP	_	_	_	_	Entity=(2-person-new-sssss-cf2-1,2,4-sgl
+6	Bartram	Bartram	PROPN	NNP	_	_	_	_	SpaceAfter=No
+7	,	,	PUNCT	,	_	_	_	_	_
+8	Esquire	Esquire	PROPN	NNP	_	_	_	_	Entity=2)|SpaceAfter=No
+9	,	,	PUNCT	,	_	_	_	_	_
+10	a	a	DET	DT	_	_	_	_	Entity=(3-person-new-sssss-cf3-2-sgl
+11	Libertarian	Libertarian	PROPN	NNP	_	_	_	_	Entity=3)|SpaceAfter=No
+12	,	,	PUNCT	,	_	_	_	_	_
+13	African	African	PROPN	NNP	_	_	_	_	Entity=(4-person-new-sssss-cf4-1-sgl-South_Africans)|SpaceAfter=No
+14	,	,	PUNCT	,	_	_	_	_	_
+15	Governor	Governor	PROPN	NNP	_	_	_	_	Entity=(5-person-new-sssss-cf5-1,3,4,5-sgl
+16	of	of	ADP	IN	_	_	_	_	_
+17	Ohio	Ohio	PROPN	NNP	_	_	_	_	_
+18	Ann	Ann	PROPN	NNP	_	_	_	_	_
+19	Lee	Lee	PROPN	NNP	_	_	_	_	Entity=5)|SpaceAfter=No
+20	,	,	PUNCT	,	_	_	_	_	_
+21	Catherine	Catherine	PROPN	NNP	_	_	_	_	Entity=(6-person-new-sssss-cf6-1,3-sgl-Catherine_of_Aragon
+22	of	of	ADP	IN	_	_	_	_	_
+23	Aragon	Aragon	PROPN	NNP	_	_	_	_	Entity=6)
+"""
+
+
+def test_a_roles_complement_a_post_nominal_a_party_member_and_a_people_are_no_persons_name(tmp_path: Path) -> None:
+    path = tmp_path / "TEST_letter_roles.conllu.gz"
+    path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_letter_roles", genre="letter")
+                                    + COMPLEMENTS).encode()))
+    assert _strings(read_gum_file(path).example) == [
+        ("John Bartram", "PERSON"),  # the name before ", Esquire"
+        ("Ohio Ann Lee", "PERSON"),  # three proper nouns after "of": GUM glues an office's place to the name
+        ("Aragon", "PERSON"),  # the identity's own word after "of" stays a name
+    ]  # "Psychiatry" (a professor's field), "a Libertarian" (a party's member), "African" (South_Africans): no one

@@ -36,9 +36,12 @@ turns mentions into DPER spans:
   something: "President" for ``President_of_the_United_States`` names no one), and so is one ending in a plural
   proper noun (NNPS: "Americans", "The French", "Senate Democrats", "Puerto Ricans": a group, not a person, whatever
   its identity: GUM gives groups identities of their own, ``Americans``, ``French_people``). A name made only of
-  nationality, ethnicity or religion words (``GROUP_WORDS``: "an American", "White", "Asian", "Native American") is a
-  group too, unless its identity is a person's ("White" for ``Jack_White``), and so is a party's role used as a name
-  ("Petitioner", "the Appellee": ``PARTY_ROLES``) or a deity ("God"): none of them identifies a person.
+  nationality, ethnicity, religion or party words (``GROUP_WORDS``: "an American", "White", "Asian", "a Libertarian")
+  is a group too, unless its identity is a person's ("White" for ``Jack_White``; "African" for ``South_Africans`` is a
+  people's), and so is a party's role used as a name ("Petitioner", "the Appellee": ``PARTY_ROLES``) or a deity
+  ("God"): none of them identifies a person. Neither does a role's complement, one or two proper nouns after a
+  preposition that share no word with the identity ("Professor of Psychiatry", "Attorney at Law", "former Museum of
+  Flight CEO"), nor a post-nominal ("John K. Bartram, Esquire" is named "John K. Bartram").
   A person's name comes before a clause that modifies it: no name after the mention's first relative word, finite
   verb, infinitive after "to" or participle followed by what follows a verb (a participle before its noun, "the
   lost Lenore", "the exiled Russian writer Solzhenitsyn", and a verb of naming, "a boy called Tom", are no
@@ -91,12 +94,14 @@ GROUP_WORDS = frozenset(
     "caucasian arab pacific islander indian alaskan hawaiian british english french german italian spanish "
     "portuguese dutch swedish polish greek russian ukrainian turkish iranian iraqi israeli palestinian egyptian "
     "nigerian chinese japanese korean vietnamese filipino pakistani bangladeshi mexican cuban brazilian "
-    "argentinian canadian australian irish scottish welsh jewish muslim christian catholic protestant".split())
+    "argentinian canadian australian irish scottish welsh jewish muslim christian catholic protestant "
+    "democrat republican libertarian conservative liberal socialist communist tory".split())  # ... or party
 PEOPLE_WORDS = frozenset({"people", "peoples"})  # an identity naming a people: White_people
 PARTY_ROLES = frozenset(
     "petitioner petitioners respondent respondents appellant appellants appellee appellees plaintiff plaintiffs "
     "defendant defendants claimant claimants applicant applicants".split())
 DEITIES = frozenset({"god", "allah"})
+POST_NOMINALS = frozenset({"esquire", "esq"})  # after a name and a comma: "John Bartram, Esquire"
 _TOKEN_ID = re.compile(r"\d+(?:[-.]\d+)?")  # a word, a multiword token's range or an empty node
 _MENTION = re.compile(r"\((\d+)-([^()]*)(\))?|(\d+)\)")  # an opening (GRP-fields, maybe closed at once) or GRP)
 
@@ -286,13 +291,24 @@ def _names(words: list[_Word], label: str) -> list[tuple[int, int]]:
 def _named(words: list[_Word], fields: Mapping[str, str], names: list[tuple[int, int]],
            identity: set[str]) -> tuple[int, int] | None:
     """The name a mention is named by: the last one sharing a word with its identity, else the one holding the
-    last proper noun of its minimal span (English heads come last: "webcomic artist Ann Lee"); None: unnamed."""
+    last proper noun of its minimal span, post-nominals aside (English heads come last: "webcomic artist Ann Lee";
+    "John K. Bartram, Esquire"); None: unnamed."""
     matching = [(a, b) for a, b in names if any(w.proper and _plain(w) in identity for w in words[a:b + 1])]
     minimal = [int(p) - 1 for p in fields.get("minspan", "").split(",") if p.isdigit()]
-    heads = [p for p in minimal if 0 <= p < len(words) and words[p].proper]
+    heads = [p for p in minimal if 0 <= p < len(words) and words[p].proper and _plain(words[p]) not in POST_NOMINALS]
     if matching:
         return matching[-1]
     return next((name for name in names if name[0] <= heads[-1] <= name[1]), None) if heads else None
+
+
+def _person_names(words: list[_Word], identity: set[str]) -> list[tuple[int, int]]:
+    """The names a person mention may be named by (module docstring): before any clause modifying it and not a
+    preposition's object of one or two words that holds no word of the identity
+    ("Professor of Psychiatry", "Attorney at Law", "Dean of Graduate Education"). Longer ones stay: GUM joins an
+    office's place to the name after it ("Governor of Washington Chris Gregoire")."""
+    return [(a, b) for a, b in _names(words, "PERSON") if b < _clause_start(words)
+            and not (a and words[a - 1].upos == "ADP" and b - a < 2
+                     and not any(_plain(w) in identity for w in words[a:b + 1]))]
 
 
 def _clause_start(words: list[_Word]) -> int:
@@ -318,9 +334,7 @@ def _name_words(words: list[_Word], fields: Mapping[str, str], label: str) -> tu
     """First and last word of a named mention's name (PERSON: after its titles), or None when not named."""
     ordered = [t for t in re.split(r"[_\W]+", fields.get("identity", "").lower()) if t]
     identity = set(ordered)
-    names = _names(words, label)
-    if label == "PERSON":
-        names = [name for name in names if name[1] < _clause_start(words)]
+    names = _person_names(words, identity) if label == "PERSON" else _names(words, label)
     name = _named(words, fields, names, identity)
     if name is None:
         return None
@@ -332,17 +346,20 @@ def _name_words(words: list[_Word], fields: Mapping[str, str], label: str) -> tu
     if start is None and identity & {_plain(w) for w in words[first:last + 1]} and not office:
         start = first  # only titles, but the identity's: a name (King, for a person whose name it is)
     group = words[last].xpos == "NNPS"  # "Americans", "The French", "Senate Democrats": a group
-    return None if start is None or group or _no_one(words[start:last + 1], identity) else (start, last)
+    return None if start is None or group or _no_one(words[start:last + 1], ordered) else (start, last)
 
 
-def _no_one(name: list[_Word], identity: set[str]) -> bool:
+def _no_one(name: list[_Word], identity: list[str]) -> bool:
     """Whether a person mention's name identifies no one (module docstring): a party's role or a deity, or only group
-    words with no identity or a group's ("White_people", "Americans", "African_American")."""
+    words with no identity or a group's ("White_people", "Americans", "African_American", "South_Africans")."""
     plain_words = {_plain(w) for w in name}
     if plain_words <= PARTY_ROLES | DEITIES:
         return True
     groupish = GROUP_WORDS | PEOPLE_WORDS | {"of", "the", "americas"}
-    return plain_words <= GROUP_WORDS and all(t in groupish or t.removesuffix("s") in GROUP_WORDS for t in identity)
+    people = bool(identity) and (identity[-1] in PEOPLE_WORDS or identity[-1].removesuffix("s") in GROUP_WORDS
+                                 and identity[-1].endswith("s"))
+    return plain_words <= GROUP_WORDS and (people or all(t in groupish or t.removesuffix("s") in GROUP_WORDS
+                                                         for t in identity))
 
 
 def _date_words(words: list[_Word]) -> tuple[int, int] | None:
