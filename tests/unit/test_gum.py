@@ -354,9 +354,9 @@ def test_groups_roles_deities_and_offices_are_no_person_but_a_persons_own_name_s
     assert example.spans[0].start == example.text.rindex("White")  # Jack White's, not the voters'
 
 
-# Invented text. A role's complement (of one or two proper nouns, not the person's identity), a post-nominal after a
-# comma, a party's member, a people named by its identity ("South_Africans"); beside them an office's place glued to
-# the name after it and a complement that is the identity's, which stay.
+# Invented text. A role's complement (a name of one or two words, not the person's identity), a post-nominal after a
+# comma, a party's member, a people named by its identity ("South_Africans"), a place after "of" in a person's
+# identity, a complement after a determiner; beside them an office's place glued to the name after it, which stays.
 COMPLEMENTS = """# newpar
 # text = Professor of Psychiatry, John Bartram, Esquire, a Libertarian, African, Governor of Ohio Ann Lee, ...
 1	Professor	Professor	PROPN	NNP	_	_	_	_	Entity=(1-person-new-sssss-cf1-1,3-sgl
@@ -381,7 +381,12 @@ COMPLEMENTS = """# newpar
 20	,	,	PUNCT	,	_	_	_	_	_
 21	Catherine	Catherine	PROPN	NNP	_	_	_	_	Entity=(6-person-new-sssss-cf6-1,3-sgl-Catherine_of_Aragon
 22	of	of	ADP	IN	_	_	_	_	_
-23	Aragon	Aragon	PROPN	NNP	_	_	_	_	Entity=6)
+23	Aragon	Aragon	PROPN	NNP	_	_	_	_	Entity=6)|SpaceAfter=No
+24	,	,	PUNCT	,	_	_	_	_	_
+25	Man	Man	PROPN	NNP	_	_	_	_	Entity=(7-person-new-sssss-cf7-1,4-sgl
+26	of	of	ADP	IN	_	_	_	_	_
+27	the	the	DET	DT	_	_	_	_	_
+28	Match	Match	PROPN	NNP	_	_	_	_	Entity=7)
 """
 
 
@@ -391,6 +396,7 @@ def test_a_roles_complement_a_post_nominal_a_party_member_and_a_people_are_no_pe
                                     + COMPLEMENTS).encode()))
     assert _strings(read_gum_file(path).example) == [
         ("John Bartram", "PERSON"),  # the name before ", Esquire"
-        ("Ohio Ann Lee", "PERSON"),  # three proper nouns after "of": GUM glues an office's place to the name
-        ("Aragon", "PERSON"),  # the identity's own word after "of" stays a name
-    ]  # "Psychiatry" (a professor's field), "a Libertarian" (a party's member), "African" (South_Africans): no one
+        ("Ohio Ann Lee", "PERSON"),  # three adjacent proper nouns are one name here: longer than a complement
+        ("Catherine", "PERSON"),  # "Aragon" is her identity's place, after its "of": not her name
+    ]  # "Psychiatry" (a professor's field), "a Libertarian" (a party's member), "African" (South_Africans), "Man of
+    # the Match" (a prize's complement after a determiner): no one

@@ -26,7 +26,8 @@ turns mentions into DPER spans:
   quotes, hyphens or ``&``, and for places and organisations also by prepositions, determiners and
   conjunctions ("the United States" -> "United States", "the Museum of the City of Lund" -> "Museum
   of the City of Lund"; "Ann Lee of the Green Party" gives the person "Ann Lee"). The name chosen is
-  the last one holding a word of the identity, else the one holding the last proper noun of the
+  the last one holding a word of the identity (a person's: of its own name, before the identity's comma and "of":
+  "John FitzGibbon" for ``John_FitzGibbon,_2nd_Earl_of_Clare``), else the one holding the last proper noun of the
   minimal span (English heads come last: "webcomic artist Ann Lee"), so a mention's apposition or
   relative clause ("Lee, who ...") stays out. For PERSON the span starts after the name's titles
   (``TITLES``: Mr, Dr, General, Chief Justice, Senator ...; "Dr. Lee" -> "Lee", "State Senator Ann Lee"
@@ -39,9 +40,10 @@ turns mentions into DPER spans:
   nationality, ethnicity, religion or party words (``GROUP_WORDS``: "an American", "White", "Asian", "a Libertarian")
   is a group too, unless its identity is a person's ("White" for ``Jack_White``; "African" for ``South_Africans`` is a
   people's), and so is a party's role used as a name ("Petitioner", "the Appellee": ``PARTY_ROLES``) or a deity
-  ("God"): none of them identifies a person. Neither does a role's complement, one or two proper nouns after a
-  preposition that share no word with the identity ("Professor of Psychiatry", "Attorney at Law", "former Museum of
-  Flight CEO"), nor a post-nominal ("John K. Bartram, Esquire" is named "John K. Bartram").
+  ("God"): none of them identifies a person. Neither does a role's complement, a name of at most two words after a
+  preposition (and maybe a determiner) that shares no word with the identity's part before "of" ("Attorney at Law",
+  "former Museum of Flight CEO", "Man of the Match"; "Catherine of Aragon" is named "Catherine"), nor a post-nominal
+  ("John K. Bartram, Esquire" is named "John K. Bartram").
   A person's name comes before a clause that modifies it: no name after the mention's first relative word, finite
   verb, infinitive after "to" or participle followed by what follows a verb (a participle before its noun, "the
   lost Lenore", "the exiled Russian writer Solzhenitsyn", and a verb of naming, "a boy called Tom", are no
@@ -68,6 +70,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 from textsift.corpus import Span
 from textsift.detection.labelled import LabelledText
@@ -95,7 +98,7 @@ GROUP_WORDS = frozenset(
     "portuguese dutch swedish polish greek russian ukrainian turkish iranian iraqi israeli palestinian egyptian "
     "nigerian chinese japanese korean vietnamese filipino pakistani bangladeshi mexican cuban brazilian "
     "argentinian canadian australian irish scottish welsh jewish muslim christian catholic protestant "
-    "democrat republican libertarian conservative liberal socialist communist tory".split())  # ... or party
+    "democrat republican libertarian conservative liberal socialist communist".split())  # ... or party
 PEOPLE_WORDS = frozenset({"people", "peoples"})  # an identity naming a people: White_people
 PARTY_ROLES = frozenset(
     "petitioner petitioners respondent respondents appellant appellants appellee appellees plaintiff plaintiffs "
@@ -301,14 +304,17 @@ def _named(words: list[_Word], fields: Mapping[str, str], names: list[tuple[int,
     return next((name for name in names if name[0] <= heads[-1] <= name[1]), None) if heads else None
 
 
-def _person_names(words: list[_Word], identity: set[str]) -> list[tuple[int, int]]:
-    """The names a person mention may be named by (module docstring): before any clause modifying it and not a
-    preposition's object of one or two words that holds no word of the identity
-    ("Professor of Psychiatry", "Attorney at Law", "Dean of Graduate Education"). Longer ones stay: GUM joins an
-    office's place to the name after it ("Governor of Washington Chris Gregoire")."""
-    return [(a, b) for a, b in _names(words, "PERSON") if b < _clause_start(words)
-            and not (a and words[a - 1].upos == "ADP" and b - a < 2
-                     and not any(_plain(w) in identity for w in words[a:b + 1]))]
+def _person_names(words: list[_Word], own: set[str]) -> list[tuple[int, int]]:
+    """The names a person mention may be named by (module docstring): before any clause modifying it and not a role's
+    complement, a name of at most two words after a preposition (and maybe a determiner) that holds no word of the
+    person's ``own`` name ("Attorney at Law", "Dean of Graduate Education", "Man of the Match"; "Aragon" of
+    ``Catherine_of_Aragon`` too). Longer ones stay: this module joins adjacent proper nouns into one name, so an
+    office's place glued to the name after it ("Governor of Washington Chris Gregoire") is one."""
+    def complement(a: int, b: int) -> bool:
+        before = a - 1 - (a > 1 and words[a - 1].upos == "DET")
+        return (before >= 0 and words[before].upos == "ADP" and b - a < 2
+                and not any(_plain(w) in own for w in words[a:b + 1]))
+    return [(a, b) for a, b in _names(words, "PERSON") if b < _clause_start(words) and not complement(a, b)]
 
 
 def _clause_start(words: list[_Word]) -> int:
@@ -334,8 +340,13 @@ def _name_words(words: list[_Word], fields: Mapping[str, str], label: str) -> tu
     """First and last word of a named mention's name (PERSON: after its titles), or None when not named."""
     ordered = [t for t in re.split(r"[_\W]+", fields.get("identity", "").lower()) if t]
     identity = set(ordered)
-    names = _person_names(words, identity) if label == "PERSON" else _names(words, label)
-    name = _named(words, fields, names, identity)
+    if label == "PERSON":  # a person's own name: the identity before its comma and "of" ("Catherine" of Aragon)
+        written = unquote(fields.get("identity", "")).lower()  # John_FitzGibbon%2C_2nd_Earl_of_Clare
+        own = [t for t in re.split(r"[_\W]+", written.split(",")[0]) if t]
+        own = own[:own.index("of")] if "of" in own else own
+        name = _named(words, fields, _person_names(words, set(own)), set(own))
+    else:
+        name = _named(words, fields, _names(words, label), identity)
     if name is None:
         return None
     first, last = name
