@@ -98,7 +98,7 @@ def test_second_run_refused_and_a_killed_run_leaves_no_server_and_no_running_run
     experiment = client.get_experiment_by_name("textsift").experiment_id
     left_running = client.search_runs([experiment], "attributes.status = 'RUNNING'")
     assert left_running, "the killed run had started its MLflow parent run"
-    next_start = subprocess.run([sys.executable, "-m", "textsift", "stage", "ingest", "--root", str(root)],
+    next_start = subprocess.run([sys.executable, "-m", "textsift", "stage", "key", "--root", str(root)],
                                 cwd=REPO, capture_output=True, text=True, timeout=300)
     assert next_start.returncode == 0, next_start.stderr[-2000:]
     for run in left_running:
