@@ -98,6 +98,13 @@ def _write(path: Path, doc_id: str = "TEST_letter_lee", genre: str = "letter") -
     return path
 
 
+def _read_invented(tmp_path: Path, doc_id: str, genre: str, rows: str) -> LabelledText:
+    """An invented CoNLL-U document (``HEADER`` and ``rows``) written as GUM ships it and read back."""
+    path = tmp_path / f"{doc_id}.conllu.gz"
+    path.write_bytes(gzip.compress((HEADER.format(doc_id=doc_id, genre=genre) + rows).encode()))
+    return read_gum_file(path).example
+
+
 def _gum_folder(root: Path) -> Path:
     """A GUM-shaped folder: splits.md (one listed training document has no file, as Reddit's) and conllu/."""
     (root / "conllu").mkdir(parents=True)
@@ -248,9 +255,8 @@ GROUPS = """# newpar
 
 
 def test_a_person_mention_ending_in_a_plural_proper_noun_is_a_group_not_a_name(tmp_path: Path) -> None:
-    path = tmp_path / "TEST_news_groups.conllu.gz"
-    path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_news_groups", genre="news") + GROUPS).encode()))
-    assert _strings(read_gum_file(path).example) == [("Ann Williams", "PERSON")]
+    example = _read_invented(tmp_path, "TEST_news_groups", "news", GROUPS)
+    assert _strings(example) == [("Ann Williams", "PERSON")]
 
 
 # Invented text. A group with its own identity (GUM gives "Americans" one), a plural proper noun whose identity is a
@@ -287,10 +293,8 @@ NOT_PERSONS = """# newpar
 
 
 def test_groups_eponyms_and_names_in_a_modifying_clause_are_no_person_mentions(tmp_path: Path) -> None:
-    path = tmp_path / "TEST_news_nonpersons.conllu.gz"
-    path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_news_nonpersons", genre="news")
-                                    + NOT_PERSONS).encode()))
-    assert _strings(read_gum_file(path).example) == [
+    example = _read_invented(tmp_path, "TEST_news_nonpersons", "news", NOT_PERSONS)
+    assert _strings(example) == [
         ("Pittock Mansion", "LOC"),  # "Pittock" names the mansion here: no person mention of its own
         ("Platt", "PERSON"), ("Hall", "LOC"),  # a possessive keeps the person
         ("Lenore", "PERSON"),  # "lost" is a participle before the name, not a clause after it
@@ -314,10 +318,8 @@ PARTICIPLES = """# newpar
 
 
 def test_a_participle_before_its_noun_is_no_clause_one_before_a_preposition_is(tmp_path: Path) -> None:
-    path = tmp_path / "TEST_news_participles.conllu.gz"
-    path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_news_participles", genre="news")
-                                    + PARTICIPLES).encode()))
-    assert _strings(read_gum_file(path).example) == [("Solzhenitsyn", "PERSON")]  # "Lund" is where, not who
+    example = _read_invented(tmp_path, "TEST_news_participles", "news", PARTICIPLES)
+    assert _strings(example) == [("Solzhenitsyn", "PERSON")]  # "Lund" is where, not who
 
 
 # Invented text. Person mentions that identify no one: a nationality with no identity, a race with a people's
@@ -347,9 +349,7 @@ NO_ONE = """# newpar
 
 
 def test_groups_roles_deities_and_offices_are_no_person_but_a_persons_own_name_stays(tmp_path: Path) -> None:
-    path = tmp_path / "TEST_court_noone.conllu.gz"
-    path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_court_noone", genre="court") + NO_ONE).encode()))
-    example = read_gum_file(path).example
+    example = _read_invented(tmp_path, "TEST_court_noone", "court", NO_ONE)
     assert _strings(example) == [("White", "PERSON"), ("King", "PERSON")]
     assert example.spans[0].start == example.text.rindex("White")  # Jack White's, not the voters'
 
@@ -391,10 +391,8 @@ COMPLEMENTS = """# newpar
 
 
 def test_a_roles_complement_a_post_nominal_a_party_member_and_a_people_are_no_persons_name(tmp_path: Path) -> None:
-    path = tmp_path / "TEST_letter_roles.conllu.gz"
-    path.write_bytes(gzip.compress((HEADER.format(doc_id="TEST_letter_roles", genre="letter")
-                                    + COMPLEMENTS).encode()))
-    assert _strings(read_gum_file(path).example) == [
+    example = _read_invented(tmp_path, "TEST_letter_roles", "letter", COMPLEMENTS)
+    assert _strings(example) == [
         ("John Bartram", "PERSON"),  # the name before ", Esquire"
         ("Ohio Ann Lee", "PERSON"),  # three adjacent proper nouns are one name here: longer than a complement
         ("Catherine", "PERSON"),  # "Aragon" is her identity's place, after its "of": not her name
