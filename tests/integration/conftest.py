@@ -104,7 +104,7 @@ DVC_PARAMS = {
 }
 
 
-def dvc_run(cmd: list[str], cwd: Path, check: bool = True, model_cache: bool = False) -> str:
+def dvc_run(cmd: list[str], cwd: Path, check: bool = True, model_cache: bool = False, timeout: int = 600) -> str:
     """Run a command (dvc, textsift, git) in a DVC project with this venv's tools, without the caller's key and,
     unless ``model_cache``, without the per-user model cache (every model trained from scratch: the identity checks
     compare real trainings)."""
@@ -113,7 +113,7 @@ def dvc_run(cmd: list[str], cwd: Path, check: bool = True, model_cache: bool = F
     if not model_cache:
         env["TEXTSIFT_CACHE_DIR"] = "off"
     env.pop("TEXTSIFT_SECRET_KEY", None)
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     assert proc.returncode == 0 or not check, f"{cmd} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc.stdout + proc.stderr
 
