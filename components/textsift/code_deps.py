@@ -4,9 +4,10 @@ A stage's result depends on every library module its code can run, so ``dvc repr
 flow's stage cache must re-run it when any of them changes. Listing them by hand went stale
 (``privatize`` imported ``evaluation/geometry.py`` unlisted, so neither runner re-ran it after an
 edit there), so they are read off the source: every ``import``/``from ... import`` statement of a
-module, at any depth (function-level imports count), resolved to ``textsift`` modules, followed
-transitively; importing ``a.b.c`` also runs the packages ``a`` and ``a.b``. A data file shipped
-beside a module (``*.txt`` word lists, templates) counts where the module that names it does.
+module, at any depth (function-level imports count; ``if TYPE_CHECKING:`` ones, for annotations, never run),
+resolved to ``textsift`` modules, followed transitively; importing ``a.b.c`` also runs the packages ``a`` and
+``a.b``. A data file shipped beside a module (``*.txt`` word lists, templates) counts where the module that names it
+does. A module imported by name (a mechanism, a loader, what one setting runs) is named by the stage in the registry.
 
 Orchestration modules (:data:`ORCHESTRATION`) decide *when* a stage runs and where its run is
 recorded, not *what* it writes: they are neither deps nor followed, so editing the registry does not
@@ -22,7 +23,7 @@ from __future__ import annotations
 import ast
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -66,15 +67,34 @@ def _tree(path: Path) -> ast.Module:
         return ast.parse(path.read_text(encoding="utf-8"), str(path))
 
 
+def _type_checking_only(node: ast.AST) -> bool:
+    """Whether ``node`` is an ``if TYPE_CHECKING:`` block (``typing.TYPE_CHECKING`` too): imports for annotations,
+    which never run."""
+    return isinstance(node, ast.If) and ast.unparse(node.test) in {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
+
+
+def _run_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node of ``tree`` outside ``if TYPE_CHECKING:`` bodies (their ``else`` runs)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if _type_checking_only(node):
+            todo.extend(node.orelse)  # type: ignore[attr-defined]
+        else:
+            todo.extend(ast.iter_child_nodes(node))
+
+
 @cache
 def imports_of(module: str) -> frozenset[str]:
-    """The ``textsift`` modules ``module``'s source imports anywhere in it (parents included)."""
+    """The ``textsift`` modules ``module``'s source imports anywhere in it that runs (parents included): not those
+    under ``if TYPE_CHECKING:``, for annotations only."""
     path = module_path(module)
     if path is None:
         return frozenset()
     is_package = path.name == "__init__.py"
     found: set[str] = set()
-    for node in ast.walk(_tree(path)):
+    for node in _run_nodes(_tree(path)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

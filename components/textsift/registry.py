@@ -23,7 +23,7 @@ from textsift.catalog import path as catalog_path
 from textsift.code_deps import stage_code
 from textsift.config import Params, select
 from textsift.errors import StageError
-from textsift.mechanisms.registry import implementation_module, implementation_modules
+from textsift.mechanisms.registry import implementation_modules, setting_modules
 
 # embedding_dp keys the lrp_budgets fit reads; the settings, grid and attacker only matter downstream of it
 EMBEDDING_FIT_PARAMS = ("encoder", "max_length", "batch_size", "spans", "replace_labels", "filler", "sensitivity",
@@ -145,7 +145,7 @@ def _privatize_loads(params: Params, key: str) -> tuple[str, ...]:
     from textsift.privatization.loaders import loader_modules
 
     setting = params.privatize.settings[key]
-    return (implementation_module(setting.kind), *loader_modules(setting.needs(), detects_unseen=False))
+    return (*setting_modules(setting, params), *loader_modules(setting.needs(), detects_unseen=False))
 
 
 def _outsider_loads(params: Params, key: str) -> tuple[str, ...]:
@@ -158,7 +158,7 @@ def _outsider_loads(params: Params, key: str) -> tuple[str, ...]:
 
     setting = params.privatize.settings[key]
     ships = (MODEL_MODULE,) if _ships(params, key) else ()
-    return (implementation_module(setting.kind), *loader_modules(setting.needs()), *ships)
+    return (*setting_modules(setting, params), *loader_modules(setting.needs()), *ships)
 
 
 def _privatize_read_keys(params: Params, key: str) -> dict[str, tuple[str, ...]]:

@@ -193,3 +193,35 @@ def test_a_setting_that_ships_hashes_the_served_models_code_and_the_stage_covers
         assert (served_model in code) >= (key in shipped), key
     assert served_model not in stage.code(params, "ds_default")
     assert served_model not in get_stage("privatize").all_code  # the release is the same whether or not it ships
+
+
+def test_a_metric_dp_setting_hashes_the_bert_encoder_and_the_stand_ins_only_where_it_runs_them() -> None:
+    """A plain metric-DP setting over a static index runs neither BERT's encoder nor redaction's stand-ins: editing
+    them re-runs none of its instances (they once did, by a type-only import and a module-level one); a hybrid hashes
+    the stand-ins, a contextual index the encoder, and a load its setting does not name is refused."""
+    import pytest
+
+    from textsift.errors import StageError
+    from textsift.mechanisms.metric_dp.mechanism import CONTEXTUAL_ENCODER, STAND_INS, MetricDP
+
+    params = load_params(REPO / "params.yaml")
+    encoder, stand_ins = (f"components/{name.replace('.', '/')}.py" for name in (CONTEXTUAL_ENCODER, STAND_INS))
+    settings = params.privatize.settings
+    plain = [key for key, s in settings.items() if s.kind == "metric_dp" and not s.stand_ins]
+    hybrid = [key for key, s in settings.items() if s.kind == "metric_dp" and s.stand_ins]
+    assert plain and hybrid
+    for stage in ("privatize", "outsider"):
+        for key in plain:
+            assert not {encoder, stand_ins} & set(get_stage(stage).code(params, key)), (stage, key)
+        for key in hybrid:
+            assert stand_ins in get_stage(stage).code(params, key), (stage, key)
+        assert {encoder, stand_ins} <= set(get_stage(stage).all_code)
+    bert = params.indexes.sources["w2v"].model_copy(update={"kind": "bert_contextual"})
+    contextual = params.model_copy(update={"indexes": params.indexes.model_copy(update={"sources": {
+        **params.indexes.sources, "w2v": bert}})})
+    setting = settings[plain[0]]
+    assert setting.index == "w2v" and MetricDP().modules(setting, contextual) == (CONTEXTUAL_ENCODER,)
+    assert encoder in get_stage("privatize").code(contextual, plain[0])
+    with pytest.raises(StageError, match="modules"):
+        MetricDP().load(STAND_INS, setting, params)
+    assert MetricDP().load(STAND_INS, settings[hybrid[0]], params).redact_text

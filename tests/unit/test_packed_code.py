@@ -30,9 +30,10 @@ def test_the_modules_a_served_privatizer_names_hold_its_model_and_its_mechanism(
     import importlib
 
     from textsift.mechanisms.base import Mechanism
+    from textsift.mechanisms.redact.params import RedactSetting
     from textsift.serving.packing import served_modules
 
-    model, mechanism = (importlib.import_module(m) for m in served_modules("redact"))
+    model, mechanism = (importlib.import_module(m) for m in served_modules(RedactSetting(kind="redact"), None))
     assert hasattr(model, "PrivatizerModel")  # what tracking.log_privatizer saves
     classes = [v for v in vars(mechanism).values() if isinstance(v, type) and issubclass(v, Mechanism)]
     assert [c for c in classes if c is not Mechanism]

@@ -12,14 +12,16 @@ are listed by kind in ``textsift.mechanisms.registry.MECHANISMS``.
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
 from textsift.corpus import Span
-from textsift.errors import InputError
+from textsift.errors import InputError, StageError
 from textsift.releases import draw_name
 from textsift.rng import Key
 
@@ -115,6 +117,22 @@ class Mechanism(ABC):
     def needs(self, setting: Any) -> tuple[tuple[str, str | None], ...]:
         """The catalog artifacts (name, key) the setting needs."""
         return tuple(setting.needs())
+
+    def modules(self, setting: Any, params: Any) -> tuple[str, ...]:
+        """The library modules ``setting`` imports by name (:meth:`load`) beyond the mechanism's own module: part of
+        its instances' code deps (:mod:`textsift.registry`), so a setting that never runs a module is not re-run when
+        it changes. Nothing here."""
+        return ()
+
+    def load(self, module: str, setting: Any, params: Any) -> ModuleType:
+        """``module`` imported, when :meth:`modules` names it for ``setting``.
+
+        Raises:
+            StageError: it does not: the setting would run code its instances' deps do not hash.
+        """
+        if module not in self.modules(setting, params):
+            raise StageError(f"{type(self).__name__} loads {module}, which its modules() does not name for the setting")
+        return importlib.import_module(module)
 
     def document_wise(self, setting: Any) -> bool:
         """Whether a document's output under ``setting`` depends on the document, its id and the key alone, so the

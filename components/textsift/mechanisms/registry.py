@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Union
+from typing import Annotated, Any, Union
 
 from pydantic import Field
 
@@ -29,16 +29,19 @@ from textsift.mechanisms.redact.params import RedactSetting
 
 @dataclass(frozen=True)
 class Registered:
-    """One mechanism: the pydantic model of its settings, the module implementing it and its class there."""
+    """One mechanism: the pydantic model of its settings, the module implementing it and its class there, and the
+    modules its settings may import by name (each setting's :meth:`~textsift.mechanisms.base.Mechanism.modules`)."""
 
     setting: type
     module: str
     implementation: str
+    loads: tuple[str, ...] = ()
 
 
 MECHANISMS: dict[str, Registered] = {
     "datasifter": Registered(DataSifterSetting, "textsift.mechanisms.datasifter.mechanism", "DataSifter"),
-    "metric_dp": Registered(MetricDPSetting, "textsift.mechanisms.metric_dp.mechanism", "MetricDP"),
+    "metric_dp": Registered(MetricDPSetting, "textsift.mechanisms.metric_dp.mechanism", "MetricDP",
+                            ("textsift.embeddings.bert", "textsift.mechanisms.redact.redactor")),
     "redact": Registered(RedactSetting, "textsift.mechanisms.redact.mechanism", "Redaction"),
 }
 
@@ -58,8 +61,13 @@ def mechanism(kind: str) -> Mechanism:
 
 
 def implementation_modules() -> tuple[str, ...]:
-    """Every implementation module, for the privatize stage's code deps."""
-    return tuple(r.module for r in MECHANISMS.values())
+    """Every implementation module and what its settings may import by name, for the privatize stage's code deps."""
+    return tuple(dict.fromkeys(m for r in MECHANISMS.values() for m in (r.module, *r.loads)))
+
+
+def setting_modules(setting: Any, params: Any) -> tuple[str, ...]:
+    """The modules one setting runs: its kind's implementation and what the setting imports by name."""
+    return (implementation_module(setting.kind), *mechanism(setting.kind).modules(setting, params))
 
 
 def implementation_module(kind: str) -> str:

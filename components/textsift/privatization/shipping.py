@@ -30,7 +30,7 @@ def ship_privatizer(ctx: StageContext, key: str, setting: Setting) -> str:
     for index in needed_keys(setting.needs(), INDEX):  # served: a public vocabulary's
         packed[INDEX] = ctx.input(INDEX, index)
     ctx.tracker.log_privatizer(ctx.run_id, spec(key, ctx.params, ctx.secret_key.fingerprint), packed,
-                               served_modules(setting.kind), ("spacy", *pipeline_packages()) if spacy else ())
+                               served_modules(setting, ctx.params), ("spacy", *pipeline_packages()) if spacy else ())
     name = ctx.tracker.params.registered_privatizer
     version = ctx.tracker.register_model(name, ctx.run_id, "privatizer", {
         "textsift.setting": key, "textsift.pipeline_run": ctx.parent_run_id or ctx.run_id,

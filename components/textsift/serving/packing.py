@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from textsift.catalog import needed_keys
-from textsift.mechanisms.registry import implementation_module
+from textsift.mechanisms.registry import setting_modules
 
 SPEC = "spec"  # the packed artifact holding the setting's name and the validated params (no text, no key)
 DETECTOR = "detector"  # the packed detector folder's name
@@ -19,10 +19,11 @@ INDEX = "index"  # the packed index folder's name (a metric-DP setting over a pu
 MODEL_MODULE = "textsift.serving.model"  # the pyfunc model's module
 
 
-def served_modules(kind: str) -> tuple[str, ...]:
-    """The modules a served privatizer of ``kind`` runs from, the model's and its mechanism's: its requirements are
-    what their code imports (:func:`textsift.tracking.pinned_requirements`)."""
-    return (MODEL_MODULE, implementation_module(kind))
+def served_modules(setting: Any, params: Any) -> tuple[str, ...]:
+    """The modules a served privatizer of ``setting`` runs from, the model's and its setting's
+    (:func:`~textsift.mechanisms.registry.setting_modules`): its requirements are what their code imports
+    (:func:`textsift.tracking.pinned_requirements`)."""
+    return (MODEL_MODULE, *setting_modules(setting, params))
 
 
 def spec(setting_name: str, params: Any, fingerprint: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,24 +32,25 @@ from textsift.mechanisms.metric_dp.params import MetricDPSetting
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard, words_outside
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
 from textsift.mechanisms.redact.params import RedactSetting
-from textsift.mechanisms.redact.redactor import redact_text
 from textsift.record_ids import short_id
 from textsift.rng import Key
 from textsift.tokenize import metric_dp_words
 
 log = logging.getLogger("textsift")
 SHARD_DOCS = 2000
+# Imported by name, by the settings that run them (MetricDP.modules): a BERT index's encoder (transformers and torch,
+# seconds of every other setting's start) and redaction's stand-ins for a hybrid's detected spans
+CONTEXTUAL_ENCODER = "textsift.embeddings.bert"
+STAND_INS = "textsift.mechanisms.redact.redactor"
 
 
 def _embedder(index: LoadedIndex, setting: MetricDPSetting, resources: Resources) -> Embedder:
     if not index.manifest["contextual"]:
         return static_embedder(index)
-    # transformers and torch: imported by BERT sources only (seconds of every other stage's start)
-    from textsift.embeddings.bert import ContextualEncoder
-
+    bert = MetricDP().load(CONTEXTUAL_ENCODER, setting, resources.params)
     # the encoder the index was built with, from its manifest (build_indexes@<index> declares the source)
     folder = resources.model_folder(index.manifest["model"], f"indexes.sources.{setting.index}.model_path")
-    encoder = ContextualEncoder.load(folder, resources.device)
+    encoder = bert.ContextualEncoder.load(folder, resources.device)
     return ContextualEmbedder(encoder, index.projection)
 
 
@@ -72,6 +73,12 @@ class MetricDP(Mechanism):
     additive_metrics = ("tokens",)  # a total: a chunked run sums it
     metric_weight = "tokens"  # its rates are per token: a chunked run weighs chunks by their tokens
     guarantee = "metric-DP: epsilon per perturbed word, n*epsilon per document (METHODS.md section 2)"
+
+    def modules(self, setting: MetricDPSetting, params: Any) -> tuple[str, ...]:
+        """The BERT encoder over a contextual index, redaction's stand-ins for a hybrid (``stand_ins``): a plain
+        metric-DP setting over a static index runs neither, so editing them re-runs none of its instances."""
+        contextual = params.indexes.sources[setting.index].kind == "bert_contextual"
+        return (*((CONTEXTUAL_ENCODER,) if contextual else ()), *((STAND_INS,) if setting.stand_ins else ()))
 
     def serving_refusal(self, setting: MetricDPSetting, params: Any) -> str | None:
         """Served over an index of a public vocabulary (``vocabulary: public``: published vectors and words, nothing
@@ -125,7 +132,9 @@ class MetricDP(Mechanism):
             check_budget(docs, perturbed_counts(privatizer, docs.texts, regions), setting)
         protected = (protected_words(docs.texts, resources.detected(docs, setting.labels))
                      if setting.replace_detected else [frozenset()] * len(docs.texts))
-        texts, frozen = with_stand_ins(docs, regions, setting, key)
+        texts, frozen = (with_stand_ins(docs, regions, setting, key,
+                                        self.load(STAND_INS, setting, resources.params).redact_text)
+                         if regions is not None else (docs.texts, [[] for _ in docs.texts]))
         started = time.perf_counter()
         result = ShardResult.merge([
             privatize_shard(privatizer, texts[i:i + SHARD_DOCS], doc_ids[i:i + SHARD_DOCS], key,
@@ -153,12 +162,10 @@ def stand_in_regions(docs: Documents, setting: MetricDPSetting, resources: Resou
     return [outermost(consistent_spans(text, spans)) for text, spans in zip(docs.texts, detected, strict=True)]
 
 
-def with_stand_ins(docs: Documents, regions: list[list[Span]] | None, setting: MetricDPSetting, key: Key
-                   ) -> tuple[list[str], list[list[tuple[int, int]]]]:
-    """The texts with a hybrid's regions replaced by redaction's stand-ins, and where each stand-in now lies; the
-    texts as they are (nothing frozen) for plain metric-DP."""
-    if regions is None:
-        return docs.texts, [[] for _ in docs.texts]
+def with_stand_ins(docs: Documents, regions: list[list[Span]], setting: MetricDPSetting, key: Key,
+                   redact_text: Callable[..., tuple[str, int]]) -> tuple[list[str], list[list[tuple[int, int]]]]:
+    """The texts with a hybrid's regions replaced by redaction's stand-ins (``redact_text`` of
+    :mod:`textsift.mechanisms.redact.redactor`), and where each stand-in now lies."""
     stand_ins = RedactSetting(kind="redact", labels=setting.stand_ins)
     texts, frozen = [], []
     for text, doc_regions, owner in zip(docs.texts, regions, docs.draw_names, strict=True):
