@@ -1,8 +1,10 @@
 """Names protected at no cost to the task, on real text, beside Presidio (issue 33's goal).
 
 Each protected type set (``names``: PERSON; ``direct``: the direct identifiers; ``all``: every type) is applied
-the same way to the spans of each detector — textsift's recognizer set as shipped (a trained project) and
-Presidio over spaCy ``en_core_web_sm`` — with textsift's redactor (coherent keyed stand-ins), and measured twice:
+the same way to the spans of each detector — textsift's recognizer set as shipped (a trained project: asked for the
+set's types, which it resolves among themselves, as a setting of those ``labels`` does) and Presidio over spaCy
+``en_core_web_sm`` (its spans of those types) — with textsift's redactor (coherent keyed stand-ins), and measured
+twice:
 
 - **protection**: the share of gold PERSON mentions of GUM test and GENTLE test2 (held out: never trained on)
   that survive whole in the output (:func:`textsift.evaluation.privacy.leak_rates`: case-insensitive, anywhere
@@ -47,7 +49,7 @@ log = logging.getLogger("bench")
 IMDB = Path(__file__).resolve().parents[2] / "shared" / "data" / "imdb"
 TYPE_SETS = {"names": ("PERSON",), "direct": DIRECT_IDENTIFIERS, "all": ENTITY_TYPES}
 BENCH_KEY = 20261126  # public: the bench measures what is replaced, not the secrecy of the stand-ins
-Detector = Callable[[Sequence[str]], list[list[Span]]]
+Detector = Callable[[Sequence[str], Sequence[str]], list[list[Span]]]  # (texts, types) -> each text's spans
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,13 +78,35 @@ def read_imdb(split: str, limit: int) -> tuple[list[str], list[str]]:
 
 
 def detectors(root: Path) -> dict[str, Detector]:
-    """textsift (when ``root`` holds a trained detector) and Presidio (when installed): ``detector_real``'s tools
-    without spaCy alone, which no one would redact with."""
-    return {name: run for name, run in tools(root).items() if name != "spacy"}
+    """textsift (when ``root`` holds a trained detector) asked for the types, and Presidio (when installed) with its
+    spans of the types (run once per texts): ``detector_real``'s tools without spaCy alone, which no one would
+    redact with."""
+    out: dict[str, Detector] = {}
+    for name, run in tools(root).items():
+        if name == "textsift":
+            from textsift.detect import detect
+
+            out[name] = lambda texts, types: detect(texts, root=root, labels=list(types))
+        elif name != "spacy":
+            out[name] = _of_types(run)
+    return out
+
+
+def _of_types(run: Callable[[Sequence[str]], list[list[Span]]]) -> Detector:
+    """``run``'s spans of the asked types, each list of texts detected once."""
+    found: dict[tuple[str, ...], list[list[Span]]] = {}
+
+    def spans(texts: Sequence[str], types: Sequence[str]) -> list[list[Span]]:
+        key = tuple(texts)
+        if key not in found:
+            found[key] = run(texts)
+        return [[s for s in doc if s.label in types] for doc in found[key]]
+    return spans
 
 
 def protect(texts: Sequence[str], spans: Sequence[Sequence[Span]], types: Sequence[str]) -> list[str]:
-    """``texts`` with the spans of ``types`` (and every repeat of them) replaced by redaction's stand-ins."""
+    """``texts`` with the spans of ``types`` among ``spans`` (and every repeat of them) replaced by redaction's
+    stand-ins."""
     chosen = [[s for s in doc if s.label in types] for doc in spans]
     setting = RedactSetting(kind="redact", labels=list(types))
     return redact(texts, [f"d{k}" for k in range(len(texts))], chosen, setting, BENCH_KEY)[0]
@@ -143,8 +167,8 @@ def figures(args: argparse.Namespace) -> list[Figure]:
     out.append(Figure("names_task.gum.honorific_agreement", agreeing / max(judged, 1), "share", where,
                       {**info, "mentions_judged": judged, "note": "gold person mentions after Mr/Mrs/Ms/Miss/Sir/..."}))
     for tool, run in runners.items():
-        found_gum, found_train, found_test = run(gum_texts), run(train[0]), run(test[0])
         for name, types in TYPE_SETS.items():
+            found_gum, found_train, found_test = run(gum_texts, types), run(train[0], types), run(test[0], types)
             at = f"names_task.{tool}.{name}"
             leak = leak_rates(gum_texts, gum_persons, protect(gum_texts, found_gum, types))
             out.append(Figure(f"{at}.gum_person_leak", leak["leak.rate"], "share", where, info))

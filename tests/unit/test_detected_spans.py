@@ -30,6 +30,22 @@ def test_a_setting_keeps_only_the_types_it_protects(tmp_path: Path) -> None:
     assert "Ann" not in (tmp_path / DETECTED).read_bytes().decode("latin-1")  # offsets only, no text
 
 
+def test_each_setting_resolves_the_types_it_protects_from_the_stored_candidates(tmp_path: Path) -> None:
+    """The file keeps every type a span passed for: a names-only setting protects a name the model also read as a
+    place (more likely), a setting of every type gets one type per span, and a fresh text resolves the same way."""
+    text = "Bassène (2007) wrote"
+    found = [Detection(0, 7, "LOC", 0.6, "model"), Detection(0, 7, "PERSON", 0.4, "model"),
+             Detection(9, 13, "DATE", 0.9, "patterns")]
+    write_detected(tmp_path / DETECTED, ["d1"], [text], [found])
+    stored = read_detected(tmp_path / DETECTED)
+    assert stored[("d1", text_digest(text))] == found  # every candidate, scores as ranked
+    assert detected_spans(stored, ["d1"], [text]) == [[Span(0, 7, "LOC"), Span(9, 13, "DATE")]]
+    assert detected_spans(stored, ["d1"], [text], ["PERSON"]) == [[Span(0, 7, "PERSON")]]
+    assert stored_spans(stored, ["d1"], [text], ["PERSON", "LOC"]) == [[Span(0, 7, "LOC")]]
+    fresh = detected_spans({}, ["new"], [text], ["PERSON"], lambda texts: [list(found) for _ in texts])
+    assert fresh == [[Span(0, 7, "PERSON")]]
+
+
 def test_a_reader_of_the_file_alone_gets_every_document_in_order_or_an_error_naming_what_is_missing(
         tmp_path: Path) -> None:
     write_detected(tmp_path / DETECTED, ["d1", "d2"], TEXTS, FOUND)

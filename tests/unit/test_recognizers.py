@@ -90,6 +90,19 @@ def test_crossing_types_keep_the_most_confident_and_nested_spans_all_stay() -> N
         ("Regional", "PERSON"), ("Plovdiv in 1984", "ORG"), ("div in 1984", "PERSON")]  # the ORG and LOC it crosses go
 
 
+class _Fixed:
+    """A recognizer that finds the same detections in every text."""
+
+    name = "model"
+    labels = ("PERSON", "LOC", "ORG")
+
+    def __init__(self, found: Sequence[Detection]) -> None:
+        self.found = list(found)
+
+    def analyze(self, texts: Sequence[str], min_score: float) -> list[list[Detection]]:
+        return [list(self.found) for _ in texts]
+
+
 class _Listed:
     """A detector that finds, besides each name, lists of names as one person (as the trained one does at its low
     person threshold), a list of places and a name with a title inside a list."""
@@ -118,12 +131,21 @@ def test_a_list_of_names_is_its_names_and_one_name_stays_one() -> None:
     assert {"Portland, Oregon", "Mondale, Senator Baker", "Ann and Bob Lee"} <= found  # a place; a title; no parts
 
 
-def test_types_are_resolved_before_labels_restrict_them() -> None:
+def test_types_are_resolved_among_the_asked_types_so_a_name_another_type_won_is_still_protected() -> None:
+    """Asking for names gives every span that passed as a name, also the one a place won (a names-only setting
+    must not leave "Bassène, 2007" whole because the model read it as LOC more likely); asking for places, the
+    place; asking for both, one type per span as before."""
     found = [Detection(0, 7, "LOC", 0.6, "model"), Detection(0, 7, "PERSON", 0.4, "model"),
-             Detection(9, 12, "PERSON", 0.4, "model")]
+             Detection(19, 24, "PERSON", 0.4, "model"), Detection(19, 24, "ORG", 0.2, "model")]
     everything = merge_detections([found], 0.3)
-    only = merge_detections([found], 0.3, labels=["PERSON"])
-    assert only == [d for d in everything if d.label == "PERSON"] == [Detection(9, 12, "PERSON", 0.4, "model")]
+    assert everything == [found[0], found[2]]  # one type per span (ORG is under the threshold)
+    names = merge_detections([found], 0.3, labels=["PERSON"])
+    assert names == [found[1], found[2]]
+    assert merge_detections([found], 0.3, labels=["LOC"]) == [found[0]]
+    assert merge_detections([found], 0.3, labels=["LOC", "PERSON"]) == everything
+    text = "Bassène (2007) and Sapir"
+    (asked,) = analyze([_Fixed(found)], [text], Thresholds(0.3), ["PERSON"], view=NormalizeParams())
+    assert asked == names  # the recognizer set resolves as merging does
 
 
 def test_a_recognizer_set_without_the_model_runs_patterns_alone() -> None:

@@ -2,10 +2,10 @@
 can.
 
 Every setting that protects detected spans (``mask_detected``, ``replace_detected``, ``redact``) reads the file
-the detect stage wrote (:mod:`textsift.detection.spans_file`) instead of detecting again, and keeps the types it
-protects (its ``labels``). The privatize stage only reads it (every corpus document is there), so its code deps hold
-no recognizer; a caller that meets texts the file does not hold (``textsift privatize`` on a new file, a probe of the
-service) passes ``detect``, the project's recognizer set.
+the detect stage wrote (:mod:`textsift.detection.spans_file`) instead of detecting again, and resolves the types it
+protects (its ``labels``) among each span's candidates. The privatize stage only reads it (every corpus document is
+there), so its code deps hold no recognizer; a caller that meets texts the file does not hold (``textsift
+privatize`` on a new file, a probe of the service) passes ``detect``, the project's recognizer set's candidates.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from textsift.corpus import Span
 from textsift.detection.recognizers.base import Detection
+from textsift.detection.recognizers.merge import resolve
 from textsift.detection.spans_file import Stored, stored_spans, text_digest
 
 log = logging.getLogger("textsift")
@@ -22,19 +23,18 @@ log = logging.getLogger("textsift")
 
 def detected_spans(stored: Stored, doc_ids: Sequence[str], texts: Sequence[str], labels: Sequence[str] | None = None,
                    detect: Callable[[Sequence[str]], list[list[Detection]]] | None = None) -> list[list[Span]]:
-    """The detected spans of each document (in order), of ``labels`` only when given: ``stored``'s, and ``detect``'s
-    for the documents it does not hold with their text.
+    """The detected spans of each document (in order), of ``labels`` (every type when None), resolved among them from
+    the candidates ``stored`` holds, and ``detect`` finds for the documents it does not hold with their text
+    (:func:`~textsift.detection.recognizers.build.recognizer_candidates`).
 
     Raises:
         StageError: without ``detect``, a document ``stored`` does not hold with its text, naming ids, never text.
     """
-    keep = set(labels) if labels is not None else None
     keys = [(d, text_digest(t)) for d, t in zip(doc_ids, texts, strict=True)]
     missing = [i for i, key in enumerate(keys) if key not in stored]
     if detect is None or not missing:
-        found = stored_spans(stored, doc_ids, texts)
-    else:
-        log.info("detecting sensitive spans in %d documents the corpus-wide file does not hold", len(missing))
-        fresh = dict(zip(missing, detect([texts[i] for i in missing]), strict=True))
-        found = [[d.span for d in (fresh[i] if i in fresh else stored[key])] for i, key in enumerate(keys)]
-    return [[s for s in doc if keep is None or s.label in keep] for doc in found]
+        return stored_spans(stored, doc_ids, texts, labels)
+    log.info("detecting sensitive spans in %d documents the corpus-wide file does not hold", len(missing))
+    fresh = dict(zip(missing, detect([texts[i] for i in missing]), strict=True))
+    return [[d.span for d in resolve(text, fresh[i] if i in fresh else stored[key], labels)]
+            for i, (text, key) in enumerate(zip(texts, keys, strict=True))]

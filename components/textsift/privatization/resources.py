@@ -63,8 +63,8 @@ class StageResources:
 
     def _recognize(self, texts: Sequence[str]) -> list[list[Any]]:
         build = self._loader("detector", "textsift.detection.recognizers.build")
-        return build.run_recognizers(self._recognizers, texts, self.params.detection,
-                                     view=self.params.ingest.normalize)
+        return build.recognizer_candidates(self._recognizers, texts, self.params.detection,
+                                           view=self.params.ingest.normalize)
 
     def _fill_in(self) -> Any:
         """The project's fill-in masked LM, fetched through its pointer and loaded on the stage's device."""

@@ -1,8 +1,9 @@
 """detect: the recognizer set over the corpus, and its figures on real annotated text (METHODS.md §4.1).
 
 Runs params ``detection`` (the trained model, the pattern recognizers, optionally spaCy) over
-every corpus document, each type at its own confidence threshold, and writes the merged spans
-with their provenance (``data/detected/spans.parquet``) for privatize and the LRP budgets.
+every corpus document, each type at its own confidence threshold, and writes the merged candidates
+with their provenance (``data/detected/spans.parquet``: every type each span passed for) for privatize, which
+resolves the types each setting protects, and the LRP budgets, which read every type.
 Thresholds and recognizers are inference choices: changing them re-runs this stage and its
 readers, never training. Figures: spans per type and per recognizer, characters per second,
 the corpus's own test split scored against its gold spans (``corpus.test.*``, when it has them),
@@ -22,7 +23,8 @@ import pandas as pd
 from textsift.corpus import Span, spans_to_python
 from textsift.detection.real_corpora import real_test_sets
 from textsift.detection.recognizers.base import Detection
-from textsift.detection.recognizers.build import recognizer_set, run_recognizers
+from textsift.detection.recognizers.build import recognizer_candidates, recognizer_set
+from textsift.detection.recognizers.merge import resolve
 from textsift.detection.scoring import detection_scores
 from textsift.detection.spans_file import write_detected
 from textsift.device import resolve_device
@@ -33,12 +35,17 @@ log = logging.getLogger("textsift")
 
 
 def detect_corpus(ctx: StageContext, texts: Sequence[str]) -> list[list[Detection]]:
-    """The project's recognizer set (params ``detection``) over ``texts`` (offsets into them; models read their
-    views, params ``ingest.normalize``)."""
+    """The project's recognizer set (params ``detection``) over ``texts``: each text's candidates, every type each
+    span passed for (offsets into them; models read their views, params ``ingest.normalize``)."""
     detection = ctx.params.detection
     folder = ctx.model("detector") if "model" in detection.recognizers else None
-    return run_recognizers(recognizer_set(detection, folder, resolve_device(ctx.params.device)), texts, detection,
-                           view=ctx.params.ingest.normalize)
+    return recognizer_candidates(recognizer_set(detection, folder, resolve_device(ctx.params.device)), texts,
+                                 detection, view=ctx.params.ingest.normalize)
+
+
+def resolved(texts: Sequence[str], found: Sequence[Sequence[Detection]]) -> list[list[Detection]]:
+    """Each text's candidates as spans of every type, one type per span (what the figures score)."""
+    return [resolve(text, doc) for text, doc in zip(texts, found, strict=True)]
 
 
 def span_counts(detections: Sequence[Sequence[Detection]]) -> dict[str, float]:
@@ -58,7 +65,7 @@ def real_text_figures(ctx: StageContext) -> dict[str, float]:
     for name, examples in real_test_sets(ctx.params.detectors.data, ctx.root).items():
         texts = [ex.text for ex in examples]
         started = time.perf_counter()
-        found = detect_corpus(ctx, texts)
+        found = resolved(texts, detect_corpus(ctx, texts))
         seconds = time.perf_counter() - started
         scores = detection_scores([list(ex.spans) for ex in examples], [[d.span for d in doc] for doc in found])
         out.update({f"real.{name}.{key}": value for key, value in scores.items()})
@@ -89,9 +96,10 @@ def run(ctx: StageContext) -> None:
     check_corpus(corpus, name="detect_input").raise_if_failed()
     texts = corpus["text"].tolist()
     started = time.perf_counter()
-    detections = detect_corpus(ctx, texts)
+    found = detect_corpus(ctx, texts)
+    detections = resolved(texts, found)
     seconds = time.perf_counter() - started
-    write_detected(ctx.output("detected"), corpus["doc_id"].tolist(), texts, detections)
+    write_detected(ctx.output("detected"), corpus["doc_id"].tolist(), texts, found)
     metrics = {**span_counts(detections), "chars_per_s": sum(map(len, texts)) / max(seconds, 1e-9),
                **corpus_figures(ctx, corpus, detections), **real_text_figures(ctx)}
     ctx.save("detect_metrics", metrics)

@@ -8,7 +8,7 @@ from pathlib import Path
 from textsift.corpus import Span
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection, Recognizer
-from textsift.detection.recognizers.merge import Thresholds, analyze
+from textsift.detection.recognizers.merge import Thresholds, analyze, candidates
 from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.detection.recognizers.patterns import PatternRecognizer
 from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
@@ -56,6 +56,14 @@ def run_recognizers(recognizers: Sequence[Recognizer], texts: Sequence[str], par
     (a served request's ``threshold``: it may find more, never less)."""
     needs = thresholds_of(recognizers, params)
     return analyze(recognizers, texts, needs if ceiling is None else needs.at_most(ceiling), labels, view=view)
+
+
+def recognizer_candidates(recognizers: Sequence[Recognizer], texts: Sequence[str], params: DetectionParams, *,
+                          view: NormalizeParams) -> list[list[Detection]]:
+    """Every span each text passed a threshold for, with every type it passed for (:func:`~textsift.detection.
+    recognizers.merge.candidates`): what the detect stage stores, so each setting resolves the types it protects
+    (:func:`~textsift.detection.recognizers.merge.resolve`) as :func:`run_recognizers` would for it."""
+    return candidates(recognizers, texts, thresholds_of(recognizers, params), view=view)
 
 
 def thresholds_of(recognizers: Sequence[Recognizer], params: DetectionParams) -> Thresholds:

@@ -3,14 +3,21 @@
 Each detection needs a confidence (:class:`Thresholds`: params ``detection.thresholds`` per type, for any
 recognizer; else the trained detector's calibrated threshold of its type, for the model's own detections; else
 ``detection.threshold``). Spans equal in ``(start, end, label)`` found by several recognizers become one,
-with the highest confidence and every finder in ``source``. Then one type per span
-(:func:`one_type_per_span`): of spans of different types over the same characters only the most
-confident stays, and so does only the most confident of spans of different types that cross (overlap,
-neither inside the other); ties go to the type listed first in
-:data:`~textsift.detection.types.ENTITY_TYPES` (PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID,
+with the highest confidence and every finder in ``source``: a text's candidates (:func:`candidates`, what the detect
+stage stores). Then one type per span among the types asked for (:func:`resolve`; all of them unless a caller names
+some): of spans of different types over the same characters only the most confident stays, and so does only the most
+confident of spans of different types that cross (overlap, neither inside the other); ties go to the type listed
+first in :data:`~textsift.detection.types.ENTITY_TYPES` (PERSON, LOC, ORG, JOB, EDU, DATE, EMAIL, PHONE, ID,
 URL; other types after them, alphabetically). Nested spans are all kept, whatever their types (the
 detector is nested: the ORG "Regional Court of Plovdiv" holds the LOC "Plovdiv"), and so are
 overlapping spans of one type: redaction and masking protect the union of their characters.
+
+Types are resolved among the asked types, not before: a setting that protects names protects every span that
+passed the person threshold, also where the model found a place or an organisation more likely ("Bassène, 2007"
+read as LOC, "Sapir's (1971)" as ORG). The person threshold is chosen for recall (a missed name is a leak), and a
+names-only setting that dropped the spans another type had won left a third more of GUM's person mentions whole.
+Asking for every type gives one type per span; asking for some gives those types' spans of that answer and the ones
+another type had won.
 
 A person span that is a list of shorter person spans joined by separators ("Julie Rosenthal, Mike Eizenga",
 "Kirk M. Bart and Celeste Pollock": the trained detector decodes every span above its low person threshold) is
@@ -75,11 +82,8 @@ class Thresholds:
 
 def merge_detections(found: Sequence[Sequence[Detection]], thresholds: Thresholds | float,
                      labels: Sequence[str] | None = None) -> list[Detection]:
-    """One text's detections from several recognizers: thresholded, merged, one type per span, restricted to
-    ``labels``.
-
-    The types are resolved before ``labels`` restricts them, so asking for some types returns exactly the
-    spans of those types that asking for all would return.
+    """One text's detections from several recognizers: thresholded, merged, restricted to ``labels``, one type per
+    span among them (a span of an asked type stays where an unasked type was more confident).
 
     Args:
         found: per recognizer, its detections in the text.
@@ -93,11 +97,13 @@ def merge_detections(found: Sequence[Sequence[Detection]], thresholds: Threshold
     """
     needs = thresholds if isinstance(thresholds, Thresholds) else Thresholds(thresholds)
     passed = [d for detections in found for d in detections if d.score >= needs.of(d)]
-    resolved = one_type_per_span(_same_spans_merged(passed))
-    if labels is None:
-        return resolved
-    keep = set(labels)
-    return [d for d in resolved if d.label in keep]
+    return one_type_per_span(_asked(_same_spans_merged(passed), labels))
+
+
+def _asked(detections: Sequence[Detection], labels: Sequence[str] | None) -> list[Detection]:
+    """``detections`` of ``labels`` (every one when None)."""
+    keep = None if labels is None else set(labels)
+    return [d for d in detections if keep is None or d.label in keep]
 
 
 def _same_spans_merged(detections: Sequence[Detection]) -> list[Detection]:
@@ -166,27 +172,39 @@ def in_original(view: TextView, detections: Sequence[Detection]) -> list[Detecti
     return out
 
 
-def analyze(recognizers: Sequence[Recognizer], texts: Sequence[str], thresholds: Thresholds,
-            labels: Sequence[str] | None = None, *, view: NormalizeParams) -> list[list[Detection]]:
-    """Every recognizer over the model views of ``texts``, mapped back to ``texts``, merged per text with
-    :func:`merge_detections`, then cut at the text's line breaks (:func:`textsift.normalize.cut_at_breaks`), without
-    the person spans that are lists of names (:func:`without_name_lists`) and restricted to ``labels``.
+def candidates(recognizers: Sequence[Recognizer], texts: Sequence[str], thresholds: Thresholds, *,
+               view: NormalizeParams) -> list[list[Detection]]:
+    """Every recognizer over the model views of ``texts``, mapped back to ``texts``, each detection at its threshold,
+    equal spans merged: per text, every type each span passed for (:func:`resolve` picks among them).
 
-    Each recognizer decodes at the lowest threshold anything uses, so the thresholds apply after it, in one
-    place. Cutting comes after the types are resolved: a piece of an organisation cut at a line break ("Joshua
-    Norton" of "the Joshua Norton\nFoundation") may share its extent with the person found inside it, and both
-    stay, so a setting protecting either type protects what it did before the cut. ``view``: how the views
-    normalize (params ``ingest.normalize``).
+    Each recognizer decodes at the lowest threshold anything uses, so the thresholds apply after it, in one place.
+    ``view``: how the views normalize (params ``ingest.normalize``).
     """
     views = [model_view(text, view) for text in texts]
     per_recognizer = [r.analyze([v.text for v in views], thresholds.floor()) for r in recognizers]
-    keep = set(labels) if labels is not None else None
-    out = []
-    for k, (text, v) in enumerate(zip(texts, views, strict=True)):
-        resolved = merge_detections([in_original(v, found[k]) for found in per_recognizer], thresholds)
-        pieces = without_name_lists(text, _same_spans_merged(cut_at_breaks(text, resolved)))
-        out.append([d for d in pieces if keep is None or d.label in keep])
-    return out
+    return [_same_spans_merged([d for found in per_recognizer for d in in_original(v, found[k])
+                                if d.score >= thresholds.of(d)])
+            for k, v in enumerate(views)]
+
+
+def resolve(text: str, found: Sequence[Detection], labels: Sequence[str] | None = None) -> list[Detection]:
+    """The spans of ``labels`` (every type when None) among one text's :func:`candidates`: one type per span among
+    them (:func:`one_type_per_span`), cut at the text's line breaks (:func:`textsift.normalize.cut_at_breaks`),
+    without the person spans that are lists of names (:func:`without_name_lists`).
+
+    Cutting comes after the types are resolved: a piece of an organisation cut at a line break ("Joshua Norton" of
+    "the Joshua Norton\nFoundation") may share its extent with the person found inside it, and both stay, so a
+    setting protecting either type protects what it did before the cut.
+    """
+    resolved = one_type_per_span(_asked(found, labels))
+    return without_name_lists(text, _same_spans_merged(cut_at_breaks(text, resolved)))
+
+
+def analyze(recognizers: Sequence[Recognizer], texts: Sequence[str], thresholds: Thresholds,
+            labels: Sequence[str] | None = None, *, view: NormalizeParams) -> list[list[Detection]]:
+    """Every recognizer over ``texts``: their :func:`candidates`, each text's resolved to ``labels``."""
+    return [resolve(text, found, labels)
+            for text, found in zip(texts, candidates(recognizers, texts, thresholds, view=view), strict=True)]
 
 
 def without_name_lists(text: str, detections: Sequence[Detection]) -> list[Detection]:
