@@ -626,9 +626,14 @@ def test_detection_is_its_own_stage_with_confidences_and_provenance(flow_run: di
         assert set(finders) <= set(params.detection.recognizers)
         needed = min(needs.of(Detection(0, 1, span["label"], span["score"], finder)) for finder in finders)
         assert needed <= span["score"] + 1e-6 <= 1 + 1e-6
+    from textsift.detection.spans_file import read_detected, stored_spans
+
+    corpus = pd.read_parquet(root / "data/ingest/corpus.parquet")
+    resolved = stored_spans(read_detected(root / "data/detected/spans.parquet"), corpus["doc_id"].tolist(),
+                            corpus["text"].tolist())  # every type asked for: one type per span
     metrics = json.loads((root / "metrics/detect.json").read_text(encoding="utf-8"))
-    assert metrics["spans"] == len(spans)
-    assert sum(v for k, v in metrics.items() if k.startswith("spans.by.")) >= len(spans)
+    assert 0 < metrics["spans"] == sum(map(len, resolved)) <= len(spans)  # the file: every type a span passed for
+    assert sum(v for k, v in metrics.items() if k.startswith("spans.by.")) >= metrics["spans"]
 
 
 def test_every_mechanism_keeps_the_mechanism_contract(flow_run: dict) -> None:
