@@ -26,6 +26,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -78,29 +79,32 @@ def read_imdb(split: str, limit: int) -> tuple[list[str], list[str]]:
 
 
 def detectors(root: Path) -> dict[str, Detector]:
-    """textsift (when ``root`` holds a trained detector) asked for the types, and Presidio (when installed) with its
-    spans of the types (run once per texts): ``detector_real``'s tools without spaCy alone, which no one would
-    redact with."""
+    """textsift (when ``root`` holds a trained detector) resolving each type set among its candidates, and Presidio
+    (when installed) with its spans of the types, each detecting a list of texts once: ``detector_real``'s tools
+    without spaCy alone, which no one would redact with."""
     out: dict[str, Detector] = {}
     for name, run in tools(root).items():
         if name == "textsift":
-            from textsift.detect import detect
+            from textsift.detect import detect_candidates
+            from textsift.detection.recognizers.merge import resolve
 
-            out[name] = lambda texts, types: detect(texts, root=root, labels=list(types))
+            out[name] = _once(lambda texts: detect_candidates(texts, root=root),
+                              lambda text, found, types: [d.span for d in resolve(text, found, types)])
         elif name != "spacy":
-            out[name] = _of_types(run)
+            out[name] = _once(run, lambda text, found, types: [s for s in found if s.label in types])
     return out
 
 
-def _of_types(run: Callable[[Sequence[str]], list[list[Span]]]) -> Detector:
-    """``run``'s spans of the asked types, each list of texts detected once."""
-    found: dict[tuple[str, ...], list[list[Span]]] = {}
+def _once(run: Callable[[Sequence[str]], list[list[Any]]],
+          select: Callable[[str, list[Any], Sequence[str]], list[Span]]) -> Detector:
+    """``select`` of the asked types from what ``run`` found in each text, each list of texts detected once."""
+    found: dict[tuple[str, ...], list[list[Any]]] = {}
 
     def spans(texts: Sequence[str], types: Sequence[str]) -> list[list[Span]]:
         key = tuple(texts)
         if key not in found:
             found[key] = run(texts)
-        return [[s for s in doc if s.label in types] for doc in found[key]]
+        return [select(text, doc, types) for text, doc in zip(texts, found[key], strict=True)]
     return spans
 
 

@@ -33,7 +33,7 @@ from textsift.config import load_params
 from textsift.corpus import Span, atomic_path, write_table
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection
-from textsift.detection.recognizers.build import build_recognizers, run_recognizers, spans_of
+from textsift.detection.recognizers.build import build_recognizers, recognizer_candidates, run_recognizers, spans_of
 from textsift.device import Resolved, resolve_device, resolve_precision
 from textsift.errors import InputError
 from textsift.ingest_params import NormalizeParams, SourceParams
@@ -103,6 +103,15 @@ def detect_detailed(
         raise TypeError("detect() takes a sequence of texts, not one string: detect([text])")
     recognizers, settings, view = _recognizers(root, params_path, device, batch_size, threshold)
     return run_recognizers(recognizers, list(texts), settings, labels, view=view)
+
+
+def detect_candidates(texts: Sequence[str], root: str | Path = ".", params_path: str | Path | None = None,
+                      device: str | None = None) -> list[list[Detection]]:
+    """Every span each text passed a threshold for, with every type it passed for: ``resolve(text, found, labels)``
+    (:func:`textsift.detection.recognizers.merge.resolve`) is what :func:`detect_detailed` gives for ``labels``, so
+    one detection serves several type sets."""
+    recognizers, settings, view = _recognizers(root, params_path, device, None, None)
+    return recognizer_candidates(recognizers, list(texts), settings, view=view)
 
 
 def _recognizers(root: str | Path, params_path: str | Path | None, device: str | None, batch_size: int | None,
