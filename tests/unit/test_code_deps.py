@@ -202,7 +202,8 @@ def test_a_metric_dp_setting_hashes_the_bert_encoder_and_the_stand_ins_only_wher
     import pytest
 
     from textsift.errors import StageError
-    from textsift.mechanisms.metric_dp.mechanism import CONTEXTUAL_ENCODER, STAND_INS, MetricDP
+    from textsift.mechanisms.metric_dp.loaded_modules import CONTEXTUAL_ENCODER, STAND_INS
+    from textsift.mechanisms.metric_dp.mechanism import MetricDP
 
     params = load_params(REPO / "params.yaml")
     encoder, stand_ins = (f"components/{name.replace('.', '/')}.py" for name in (CONTEXTUAL_ENCODER, STAND_INS))

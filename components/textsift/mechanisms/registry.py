@@ -23,6 +23,7 @@ from pydantic import Field
 from textsift.errors import ConfigError
 from textsift.mechanisms.base import Mechanism
 from textsift.mechanisms.datasifter.params import DataSifterSetting
+from textsift.mechanisms.metric_dp.loaded_modules import CONTEXTUAL_ENCODER, STAND_INS
 from textsift.mechanisms.metric_dp.params import MetricDPSetting
 from textsift.mechanisms.redact.params import RedactSetting
 
@@ -41,7 +42,7 @@ class Registered:
 MECHANISMS: dict[str, Registered] = {
     "datasifter": Registered(DataSifterSetting, "textsift.mechanisms.datasifter.mechanism", "DataSifter"),
     "metric_dp": Registered(MetricDPSetting, "textsift.mechanisms.metric_dp.mechanism", "MetricDP",
-                            ("textsift.embeddings.bert", "textsift.mechanisms.redact.redactor")),
+                            (CONTEXTUAL_ENCODER, STAND_INS)),
     "redact": Registered(RedactSetting, "textsift.mechanisms.redact.mechanism", "Redaction"),
 }
 

@@ -15,7 +15,7 @@ overlapping spans of one type: redaction and masking protect the union of their 
 Types are resolved among the asked types, not before: a setting that protects names protects every span that
 passed the person threshold, also where the model found a place or an organisation more likely ("Bassène, 2007"
 read as LOC, "Sapir's (1971)" as ORG). The person threshold is chosen for recall (a missed name is a leak), and a
-names-only setting that dropped the spans another type had won left a third more of GUM's person mentions whole.
+names-only setting that dropped the spans another type had won left half again as many of GUM's person mentions whole.
 Asking for every type gives one type per span; asking for some gives those types' spans of that answer and the ones
 another type had won.
 

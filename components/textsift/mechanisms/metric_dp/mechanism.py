@@ -28,6 +28,7 @@ from textsift.indexes.params import GeometryParams
 from textsift.indexes.store import LoadedIndex, Searcher
 from textsift.mechanisms.base import Documents, Mechanism, PrivatizeResult, Resources
 from textsift.mechanisms.metric_dp.embedders import ContextualEmbedder, Embedder, static_embedder
+from textsift.mechanisms.metric_dp.loaded_modules import CONTEXTUAL_ENCODER, STAND_INS
 from textsift.mechanisms.metric_dp.params import MetricDPSetting
 from textsift.mechanisms.metric_dp.privatizer import MetricDPPrivatizer, ShardResult, privatize_shard, words_outside
 from textsift.mechanisms.protected_spans import consistent_spans, outermost
@@ -38,10 +39,6 @@ from textsift.tokenize import metric_dp_words
 
 log = logging.getLogger("textsift")
 SHARD_DOCS = 2000
-# Imported by name, by the settings that run them (MetricDP.modules): a BERT index's encoder (transformers and torch,
-# seconds of every other setting's start) and redaction's stand-ins for a hybrid's detected spans
-CONTEXTUAL_ENCODER = "textsift.embeddings.bert"
-STAND_INS = "textsift.mechanisms.redact.redactor"
 
 
 def _embedder(index: LoadedIndex, setting: MetricDPSetting, resources: Resources) -> Embedder:
