@@ -1,0 +1,163 @@
+"""Person names their context gives away, whatever their form (METHODS.md §4.1).
+
+The trained detector reads a name from its form and its neighbours, so it misses names that are also words ("Dr.
+Means"), rare foreign surnames ("(Bassène, 2007)") and names not spelt in letters of a name at all. Three contexts
+make a person's name certain, the oldest rules of de-identification (clinical note scrubbers, citation parsers):
+
+    ==============  =====  ======================================================================================
+    kind            score  what
+    ==============  =====  ======================================================================================
+    honorific       0.8    the capitalised words after Mr, Mrs, Ms, Mx, Dr, Prof, Messrs, Mme, Mlle (a dot or
+                           not): "Dr. Means", "Mrs J. Smith" -> "J. Smith"; titles after the honorific stay
+                           outside ("Mr. Justice Holmes" -> "Holmes"), a title alone names no one ("Mr.
+                           President"); a possessive "'s" stays outside
+    citation        0.7    each author of a parenthetical citation, one span per surname: "(Bassène, 2007)",
+                           "(Lewis, Simons & Fennig 2013)", "(e.g. Smith et al., 2007; van Dijk 2010a)", and
+                           of a narrative one with "et al.": "Smith et al. (2007)". An author is a capitalised
+                           word with a lower-case letter (no acronym: "(WHO, 2019)" is an organisation), not a
+                           month, season or a document's part ("(Table 2, 2007)", "(Spring 2007)")
+    pronunciation   0.6    an IPA transcription between slashes or brackets ("[ˈantoɲiːn ˈdvor̝aːk]", "/
+                           d(ə)ˈvɔːrʒɑːk /"): it spells the name it follows for anyone who reads IPA. It must
+                           hold a stress or length mark or an IPA letter (U+0250-U+02AF), so "[sic]" and
+                           "and/or" are none; typed PERSON, as a biography's opening gives it, also where it
+                           spells a place (a names-only setting then replaces a little more)
+    ==============  =====  ======================================================================================
+
+The scores rank these spans against the model's spans of other types over the same characters
+(:func:`~textsift.detection.recognizers.merge.resolve`). The time grows linearly with the text: the one expression that
+backtracks (:data:`CITED`) reads a single parenthetical of at most 400 characters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from textsift.detection.recognizers.base import Detection
+from textsift.detection.titles import plain, title_length
+
+HONORIFIC = re.compile(r"(?<![\w.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Messrs|Mme|Mlle)\.?[ \t]+(?=[^\W\d_])")
+# a name word: capitalised letters, maybe joined by an apostrophe or hyphen ("O'Brien", "Smith-Jones"), or an initial
+NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-](?=[^\W\d_]))*\.?")
+MAX_NAME_WORDS = 4
+SURNAME_PARTICLES = frozenset("van von de da di du del der den le la ter ten".split())
+NOT_AUTHORS = frozenset(
+    "january february march april may june july august september october november december spring summer "
+    "autumn fall winter table figure fig chapter section vol volume no page pp appendix part see cf eg ie "
+    "also and et al".split())
+PARENTHETICAL = re.compile(r"\(([^()\n]{1,400})\)")
+YEAR = r"(?:1[5-9]|20)\d\d[a-z]?|n\.\s?d\."
+CITED = re.compile(rf"(?P<authors>.+?),?\s+(?:{YEAR})(?:\s*,\s*(?:pp?\.\s*)?\d[\d\s,–-]*)?")
+NARRATIVE = re.compile(rf"(?<![\w.])(?P<author>[^\W\d_][\w'’-]*)\s+et\s+al\.?,?\s*\((?:{YEAR})")
+LEADING_CUES = re.compile(r"^(?:(?:e\.\s?g\.|i\.\s?e\.|see(?:\s+also)?|cf\.)\s*,?\s*)+", re.IGNORECASE)
+AUTHOR_JOIN = re.compile(r"\s*(?:,|&|\band\b)\s*")
+TRANSCRIPTION = re.compile(r"/([^/\n]{1,120})/|\[([^\[\]\n]{1,160})\]")
+IPA_MARKS = re.compile("[\u0250-\u02af\u02c8\u02cc\u02d0]")
+
+
+def _capitalised(word: str) -> bool:
+    return word[:1].isupper()
+
+
+def _name_after(text: str, at: int) -> tuple[int, int] | None:
+    """The name starting at ``at`` (after an honorific): up to :data:`MAX_NAME_WORDS` capitalised words joined by
+    single spaces, titles before it skipped, a sentence's closing dot and a possessive left outside."""
+    words: list[re.Match[str]] = []
+    position = at
+    while len(words) < MAX_NAME_WORDS and (word := NAME_WORD.match(text, position)) and _capitalised(word.group()):
+        words.append(word)
+        if not re.match(r" (?=[^\W\d_])", text[word.end():word.end() + 2]):
+            break
+        position = word.end() + 1
+    plain_words = [plain(w.group()) for w in words]
+    skip = 0
+    while skip < len(words) and (n := title_length(plain_words, skip)):
+        skip += n
+    if skip >= len(words):
+        return None
+    first, last = words[skip], words[-1]
+    end = last.end()
+    if text[end - 1] == "." and len(last.group()) > 2:  # "Smith." ends a sentence; "J." is an initial
+        end -= 1
+    if text[end - 2:end] in ("'s", "’s"):
+        end -= 2
+    return first.start(), end
+
+
+def honorific_names(text: str) -> Iterator[tuple[int, int]]:
+    """The names after honorifics (module docstring), as ``(start, end)``."""
+    for match in HONORIFIC.finditer(text):
+        if (name := _name_after(text, match.end())) is not None:
+            yield name
+
+
+def _author_spans(text: str, start: int, authors: str) -> Iterator[tuple[int, int]]:
+    """The surnames of an author list ``authors`` found at ``text[start:]``; nothing when any part is no surname
+    (a part that is not one or two capitalised words, maybe after a particle, is no author list)."""
+    spans = []
+    position = 0
+    for part in AUTHOR_JOIN.split(authors):
+        offset = authors.index(part, position)
+        position = offset + len(part)
+        words = re.sub(r"\s+et\s+al\.?$", "", part).split()
+        surname = [w for w in words if w.lower() not in SURNAME_PARTICLES]
+        if not words or not 1 <= len(surname) <= 2 or not all(
+                _capitalised(w) and re.fullmatch(r"[^\W\d_][\w'’-]*", w) and any(c.islower() for c in w)
+                and w.lower() not in NOT_AUTHORS for w in surname):
+            return
+        first = part.index(words[0])
+        last = part.index(words[-1], first) + len(words[-1])
+        spans.append((start + offset + first, start + offset + last))
+    yield from spans
+
+
+def citation_authors(text: str) -> Iterator[tuple[int, int]]:
+    """The authors of parenthetical and "et al." citations (module docstring), as ``(start, end)``."""
+    for paren in PARENTHETICAL.finditer(text):
+        position = paren.start(1)
+        for cite in paren.group(1).split(";"):
+            cue = LEADING_CUES.match(cite.lstrip())
+            lead = len(cite) - len(cite.lstrip()) + (cue.end() if cue else 0)
+            body = cite[lead:].rstrip()
+            if (match := CITED.fullmatch(body)) is not None:
+                yield from _author_spans(text, position + lead, match.group("authors"))
+            position += len(cite) + 1
+    for match in NARRATIVE.finditer(text):
+        if match.group("author").lower() not in NOT_AUTHORS and _capitalised(match.group("author")):
+            yield match.span("author")
+
+
+def pronunciations(text: str) -> Iterator[tuple[int, int]]:
+    """IPA transcriptions between slashes or brackets (module docstring), as ``(start, end)`` without the spaces
+    inside the delimiters."""
+    for match in TRANSCRIPTION.finditer(text):
+        group = 1 if match.group(1) is not None else 2
+        inner = match.group(group)
+        if IPA_MARKS.search(inner) and inner.strip():
+            start = match.start(group) + len(inner) - len(inner.lstrip())
+            yield start, match.start(group) + len(inner.rstrip())
+
+
+KINDS = ((honorific_names, 0.8), (citation_authors, 0.7), (pronunciations, 0.6))
+
+
+def find_name_cues(text: str) -> list[Detection]:
+    """Every name of :data:`KINDS` in ``text``, a PERSON detection each, sorted (a span two kinds give once, at the
+    higher score)."""
+    best: dict[tuple[int, int], float] = {}
+    for kind, score in KINDS:
+        for span in kind(text):
+            best[span] = max(best.get(span, 0.0), score)
+    return sorted(Detection(start, end, "PERSON", score, NameCueRecognizer.name)
+                  for (start, end), score in best.items())
+
+
+class NameCueRecognizer:
+    """The names of :func:`find_name_cues` as a recognizer (pure, no model)."""
+
+    name = "name_cues"
+    labels = ("PERSON",)
+
+    def analyze(self, texts: Sequence[str], min_score: float) -> list[list[Detection]]:
+        """Per text, the names its context gives away (:func:`find_name_cues`) scoring at least ``min_score``."""
+        return [[d for d in find_name_cues(text) if d.score >= min_score] for text in texts]
