@@ -17,7 +17,9 @@ def test_the_name_after_an_honorific_without_titles_dots_or_possessives() -> Non
     assert _names("Dr. Means, It has come to our attention") == ["Means"]  # a word, yet a name here
     assert _names("Mrs J. Smith's car and Mr. O'Brien-Lee.") == ["J. Smith", "O'Brien-Lee"]
     assert _names("Mr. Justice Holmes agreed.") == ["Holmes"]  # the title stays outside, as GUM's rule has it
+    assert _names("Mrs. B paid, Mlle. du Motel said.") == ["B", "du Motel"]
     assert _names("Thank you, Mr. President. Dr. and Ms. are titles; mr. smith is lower case.") == []
+    assert _names("Thank you, Mr. Chair. Thank you. D. F. Costello, Prof. A historian") == []
 
 
 def test_each_author_of_a_citation_is_its_own_name() -> None:
@@ -34,6 +36,7 @@ def test_a_parenthetical_that_is_no_author_list_names_no_one() -> None:
 def test_an_ipa_transcription_is_a_name_and_slashes_or_brackets_alone_are_not() -> None:
     text = "Antonín Dvořák (/ d(ə)ˈvɔːrʒɑːk, -ʒæk /; Czech: [ˈantoɲiːn ˈdvor̝aːk]) wrote [sic] and/or sang."
     assert _names(text) == ["d(ə)ˈvɔːrʒɑːk, -ʒæk", "ˈantoɲiːn ˈdvor̝aːk"]
+    assert _names("next Pronunciation enPR: nĕ kst, IPA (key): / nɛkst / Audio (US)") == []  # a dictionary's word
 
 
 def test_offsets_index_the_text_and_every_span_is_a_scored_person() -> None:

@@ -10,17 +10,21 @@ make a person's name certain, the oldest rules of de-identification (clinical no
     honorific       0.8    the capitalised words after Mr, Mrs, Ms, Mx, Dr, Prof, Messrs, Mme, Mlle (a dot or
                            not): "Dr. Means", "Mrs J. Smith" -> "J. Smith"; titles after the honorific stay
                            outside ("Mr. Justice Holmes" -> "Holmes"), a title alone names no one ("Mr.
-                           President"); a possessive "'s" stays outside
+                           President"); a particle may start it ("Mlle. du Motel"), a single letter may be
+                           it ("Mrs. B"; not "A" or "I"), a word with a dot that is no initial ends it ("Mr.
+                           Chair. Thank you"); a possessive "'s" stays outside
     citation        0.7    each author of a parenthetical citation, one span per surname: "(Bassène, 2007)",
                            "(Lewis, Simons & Fennig 2013)", "(e.g. Smith et al., 2007; van Dijk 2010a)", and
                            of a narrative one with "et al.": "Smith et al. (2007)". An author is a capitalised
                            word with a lower-case letter (no acronym: "(WHO, 2019)" is an organisation), not a
                            month, season or a document's part ("(Table 2, 2007)", "(Spring 2007)")
     pronunciation   0.6    an IPA transcription between slashes or brackets ("[ˈantoɲiːn ˈdvor̝aːk]", "/
-                           d(ə)ˈvɔːrʒɑːk /"): it spells the name it follows for anyone who reads IPA. It must
-                           hold a stress or length mark or an IPA letter (U+0250-U+02AF), so "[sic]" and
-                           "and/or" are none; typed PERSON, as a biography's opening gives it, also where it
-                           spells a place (a names-only setting then replaces a little more)
+                           d(ə)ˈvɔːrʒɑːk /") inside the parenthetical after a capitalised word, a name's
+                           opening ("Antonín Dvořák (/.../; Czech: [...]; 8 September 1841 - ...)"): it spells
+                           the name for anyone who reads IPA. It must hold a stress or length mark or an IPA
+                           letter (U+0250-U+02AF), so "[sic]" and "and/or" are none, and a dictionary's "IPA
+                           (key): /nɛkst/" follows no name; typed PERSON, as a biography's opening gives it,
+                           also where it spells a place (a names-only setting then replaces a little more)
     ==============  =====  ======================================================================================
 
 The scores rank these spans against the model's spans of other types over the same characters
@@ -53,10 +57,29 @@ LEADING_CUES = re.compile(r"^(?:(?:e\.\s?g\.|i\.\s?e\.|see(?:\s+also)?|cf\.)\s*,
 AUTHOR_JOIN = re.compile(r"\s*(?:,|&|\band\b)\s*")
 TRANSCRIPTION = re.compile(r"/([^/\n]{1,120})/|\[([^\[\]\n]{1,160})\]")
 IPA_MARKS = re.compile("[\u0250-\u02af\u02c8\u02cc\u02d0]")
+NAME_PARENTHETICAL_REACH = 200
 
 
 def _capitalised(word: str) -> bool:
     return word[:1].isupper()
+
+
+def _name_word(word: str) -> bool:
+    """A capitalised word of a name: a single letter too ("Mrs. B"), but not the article or pronoun ("Prof. A
+    historian")."""
+    return _capitalised(word) and word not in ("A", "I")
+
+
+def _particle_before_name(text: str, word: re.Match[str]) -> bool:
+    """A surname particle followed by a capitalised word ("Mlle. du Motel")."""
+    after = NAME_WORD.match(text, word.end() + 1)
+    return (word.group().lower() in SURNAME_PARTICLES and text[word.end():word.end() + 1] == " "
+            and after is not None and _name_word(after.group()))
+
+
+def _ends_sentence(word: str) -> bool:
+    """A word with a dot that is no initial ends the sentence, and the name ("Mr. Chair. Thank you")."""
+    return word.endswith(".") and len(word) > 2
 
 
 def _name_after(text: str, at: int) -> tuple[int, int] | None:
@@ -64,9 +87,10 @@ def _name_after(text: str, at: int) -> tuple[int, int] | None:
     single spaces, titles before it skipped, a sentence's closing dot and a possessive left outside."""
     words: list[re.Match[str]] = []
     position = at
-    while len(words) < MAX_NAME_WORDS and (word := NAME_WORD.match(text, position)) and _capitalised(word.group()):
+    while len(words) < MAX_NAME_WORDS and (word := NAME_WORD.match(text, position)) and (
+            _name_word(word.group()) or _particle_before_name(text, word)):
         words.append(word)
-        if not re.match(r" (?=[^\W\d_])", text[word.end():word.end() + 2]):
+        if _ends_sentence(word.group()) or not re.match(r" (?=[^\W\d_])", text[word.end():word.end() + 2]):
             break
         position = word.end() + 1
     plain_words = [plain(w.group()) for w in words]
@@ -127,13 +151,30 @@ def citation_authors(text: str) -> Iterator[tuple[int, int]]:
             yield match.span("author")
 
 
+def _in_names_parenthetical(text: str, at: int) -> bool:
+    """Whether ``at`` lies inside a parenthetical opened right after a capitalised word, within
+    :data:`NAME_PARENTHETICAL_REACH` characters: a name's opening ("Dvořák (/ˈdvɔːrʒɑːk/; Czech: [...]"), not a
+    dictionary's "IPA (key): /nɛkst/"."""
+    depth = 0
+    for k in range(at - 1, max(-1, at - 1 - NAME_PARENTHETICAL_REACH), -1):
+        if text[k] == ")":
+            depth += 1
+        elif text[k] == "(":
+            if depth == 0:
+                before = text[:k].rstrip()
+                word = re.search(r"[^\W\d_][\w'’.-]*$", before)
+                return word is not None and _capitalised(word.group())
+            depth -= 1
+    return False
+
+
 def pronunciations(text: str) -> Iterator[tuple[int, int]]:
-    """IPA transcriptions between slashes or brackets (module docstring), as ``(start, end)`` without the spaces
-    inside the delimiters."""
+    """IPA transcriptions of a name (module docstring), as ``(start, end)`` without the spaces inside the
+    delimiters."""
     for match in TRANSCRIPTION.finditer(text):
         group = 1 if match.group(1) is not None else 2
         inner = match.group(group)
-        if IPA_MARKS.search(inner) and inner.strip():
+        if IPA_MARKS.search(inner) and inner.strip() and _in_names_parenthetical(text, match.start()):
             start = match.start(group) + len(inner) - len(inner.lstrip())
             yield start, match.start(group) + len(inner.rstrip())
 
