@@ -226,3 +226,15 @@ def test_a_metric_dp_setting_hashes_the_bert_encoder_and_the_stand_ins_only_wher
     with pytest.raises(StageError, match="modules"):
         MetricDP().load(STAND_INS, setting, params)
     assert MetricDP().load(STAND_INS, settings[hybrid[0]], params).redact_text
+
+
+def test_a_recognizer_that_does_not_teach_re_runs_detection_never_training() -> None:
+    """Training imports only its silver teachers (patterns, spaCy); the recognizer set's builder and a recognizer
+    that only detects (name cues) are code of ``detect``, not of ``train_detectors``: editing or adding one once
+    re-trained the detector."""
+    builder, cues = "components/textsift/detection/recognizers/build.py", \
+        "components/textsift/detection/recognizers/name_cues.py"
+    patterns = "components/textsift/detection/recognizers/patterns.py"
+    training, detection = set(get_stage("train_detectors").all_code), set(get_stage("detect").all_code)
+    assert not {builder, cues} & training and patterns in training
+    assert {builder, cues, patterns} <= detection

@@ -37,12 +37,13 @@ from textsift.corpus import Span
 from textsift.detection.calibration import GRID, calibrate, targets
 from textsift.detection.gum import GUM_TYPES
 from textsift.detection.labelled import LabelledText
-from textsift.detection.params import CalibrationParams, DetectionParams
-from textsift.detection.recognizers.base import Detection
-from textsift.detection.recognizers.build import build_recognizers
+from textsift.detection.params import CalibrationParams
+from textsift.detection.recognizers.base import Detection, Recognizer
 from textsift.detection.recognizers.merge import Thresholds, merge_detections
 from textsift.detection.recognizers.model import ModelRecognizer
+from textsift.detection.recognizers.patterns import PatternRecognizer
 from textsift.detection.recognizers.spacy_ner import PACKAGES as SPACY_PACKAGES
+from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
 from textsift.detection.scoring import detection_scores
 from textsift.detection.training_data import DetectorData, load_detector_data, real_corpus_paths, silver_applies
 from textsift.detection.types import ENTITY_TYPES
@@ -296,6 +297,13 @@ def _trained_detector(ctx: StageContext, corpus: pd.DataFrame, device: str, enco
     return metrics
 
 
+def _teachers(names: Sequence[str]) -> list[Recognizer]:
+    """The silver labels' teachers (``detectors.data.silver.teachers``), built here rather than by the recognizer set's
+    builder, so that adding a recognizer to detection changes no code training imports: it re-runs ``detect``, never
+    ``train_detectors``."""
+    return [PatternRecognizer() if name == "patterns" else SpacyRecognizer() for name in names]
+
+
 def run(ctx: StageContext) -> None:
     """Train the DPER detector (METHODS.md §4.1) and the flat tagger to compare (the IPI interest model is
     ``train_interests``).
@@ -309,8 +317,7 @@ def run(ctx: StageContext) -> None:
     corpus = ctx.load("corpus")
     check_corpus(corpus, name="train_detectors_input").raise_if_failed()
     silver = silver_applies(settings.data, corpus)
-    teachers = (build_recognizers(DetectionParams(recognizers=list(settings.data.silver.teachers)), None)
-                if silver else None)  # spaCy is loaded only when it teaches
+    teachers = _teachers(settings.data.silver.teachers) if silver else None  # spaCy is loaded only when it teaches
     device = resolve_device(ctx.params.device)
     encoder = ctx.model("fill_in") if settings.model.encoder == "fill_in" else None
     digest = _detector_digest(ctx, device, encoder, silver)
