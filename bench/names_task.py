@@ -14,6 +14,10 @@ twice:
   split, original and privatized; the accuracy and its drop from the original, with a paired percentile
   bootstrap interval over test reviews.
 
+and, apart from any detector, **stand-ins**: over every human-annotated person mention of GUM (all splits: the
+redactor learns from none), whether the stand-in's first name has the gender an honorific or the first name
+states (:func:`gender_agreement`).
+
 Presidio's types map PERSON/LOCATION/ORGANIZATION to PERSON/LOC/ORG (``bench.detector_real``), so its ``direct``
 set is its PERSON spans. Draws use a public bench key: this measures what is replaced, not secrecy.
 """
@@ -34,7 +38,8 @@ from bench.detector_real import tools
 from bench.harness import Figure, cpu_device
 from textsift.config import load_params
 from textsift.corpus import Span
-from textsift.detection.real_corpora import real_test_sets
+from textsift.detection.gum import gum_examples, read_gum
+from textsift.detection.real_corpora import real_test_sets, resolve
 from textsift.detection.types import DIRECT_IDENTIFIERS, ENTITY_TYPES
 from textsift.evaluation.bootstrap import bootstrap, percentile_interval
 from textsift.evaluation.params import TfidfLogregParams
@@ -131,32 +136,36 @@ def drop_interval(original: np.ndarray, private: np.ndarray, samples: int, level
     return percentile_interval(values, level)
 
 
-def honorific_agreement(texts: Sequence[str], persons: Sequence[Sequence[Span]]) -> tuple[int, int]:
-    """(agreeing, judged) over gold person mentions after a gendered honorific whose stand-in has a first name
-    ("Mr John Smith", "Sir John"; not "Mr Smith", whose stand-in is a surname): the stand-in's first name is of
-    the honorific's gender (:func:`~textsift.mechanisms.redact.persons.name_gender`)."""
+def gender_agreement(texts: Sequence[str], persons: Sequence[Sequence[Span]]) -> dict[str, tuple[int, int]]:
+    """(agreeing, judged) over gold person mentions whose stand-in has a first name (two words or more: "Mr John
+    Smith", "Tom Cruise"; not "Mr Smith", whose stand-in is a surname), by what states the gender: ``honorific`` (a
+    gendered honorific before the mention: Mr, Mrs, Ms, Miss, Sir, ...) and ``first_name`` (no honorific; a first
+    name of one gender, :func:`~textsift.mechanisms.redact.persons.name_gender`). A mention agrees when its stand-in's
+    first name is of that gender."""
     setting = RedactSetting(kind="redact", labels=["PERSON"])
-    agreeing = judged = 0
+    tally = {"honorific": [0, 0], "first_name": [0, 0]}
     for k, (text, spans) in enumerate(zip(texts, persons, strict=True)):
         record: list[tuple[str, str, str]] = []
         redact_text(text, spans, setting, BENCH_KEY, f"d{k}", record)
         regions = outermost(consistent_spans(text, spans))
         for region, (_, stand_in, _) in zip(regions, record, strict=True):
             found = mention(text, region)
-            if found.gender is None or (len(found.words) < 2 and found.role != "first"):
+            gender = found.gender or name_gender(found.text)
+            if gender is None or (len(found.words) < 2 and found.role != "first"):
                 continue
-            judged += 1
             first = next((w for w in stand_in.replace(".", " ").split() if len(w) > 1), "")  # initials kept as such
-            agreeing += name_gender(first) == found.gender
-    return agreeing, judged
+            counts = tally["honorific" if found.gender else "first_name"]
+            counts[0] += name_gender(first) == gender
+            counts[1] += 1
+    return {kind: (agreeing, judged) for kind, (agreeing, judged) in tally.items()}
 
 
 def figures(args: argparse.Namespace) -> list[Figure]:
     root = args.real_project.resolve()
     runners = detectors(root)
-    gum = {name: examples for name, examples in real_test_sets(load_params(root / "params.yaml").detectors.data,
-                                                                  root).items() if name.startswith("gum")}
-    if not runners or not gum or not (IMDB / "train.jsonl.gz").exists():
+    params = load_params(root / "params.yaml").detectors.data
+    gum = {name: examples for name, examples in real_test_sets(params, root).items() if name.startswith("gum")}
+    if not runners or not gum or not params.gum_path or not (IMDB / "train.jsonl.gz").exists():
         log.warning("names_task needs a detector, GUM (detectors.data.gum_path) and %s: skipped", IMDB)
         return []
     where = cpu_device()
@@ -167,9 +176,14 @@ def figures(args: argparse.Namespace) -> list[Figure]:
     info = {"imdb_train": len(train[0]), "imdb_test": len(test[0]), "gum_sets": sorted(gum),
             "gum_person_mentions": sum(map(len, gum_persons)), "note": "GUM test/test2 never trained the detector"}
     out = [Figure("names_task.imdb.original.accuracy", float(base.mean()), "accuracy", where, info)]
-    agreeing, judged = honorific_agreement(gum_texts, gum_persons)
-    out.append(Figure("names_task.gum.honorific_agreement", agreeing / max(judged, 1), "share", where,
-                      {**info, "mentions_judged": judged, "note": "gold person mentions after Mr/Mrs/Ms/Miss/Sir/..."}))
+    every_split = [ex for examples in gum_examples(read_gum(resolve(params.gum_path, root))).values()
+                   for ex in examples]  # stand-ins, not detection: every human-annotated person mention
+    agreement = gender_agreement([ex.text for ex in every_split],
+                                 [[s for s in ex.spans if s.label == "PERSON"] for ex in every_split])
+    for kind, (agreeing, judged) in agreement.items():
+        out.append(Figure(f"names_task.gum.{kind}_agreement", agreeing / max(judged, 1), "share", where,
+                          {**info, "mentions_judged": judged, "gum_sets": "every split (gold spans)",
+                           "note": "stand-in first names of the gender an honorific or the first name states"}))
     for tool, run in runners.items():
         for name, types in TYPE_SETS.items():
             found_gum, found_train, found_test = run(gum_texts, types), run(train[0], types), run(test[0], types)

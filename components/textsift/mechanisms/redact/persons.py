@@ -99,14 +99,24 @@ def _folded_first_names(gender: Gender) -> frozenset[str]:
     return frozenset(name.casefold() for name in _first_names(gender))
 
 
+@cache
+def _any_first_names() -> frozenset[str]:
+    """Every first name of Faker's en_US lists, case-folded, of either gender or both."""
+    return frozenset(name.casefold() for name in (*EnglishNames.first_names_male, *EnglishNames.first_names_female))
+
+
 def name_gender(name: str) -> Gender | None:
-    """The gender of ``name``'s first word if it is a first name of one gender only in Faker's en_US lists, else
-    None: a stand-in of the same gender keeps the text's pronouns right and one person one stand-in whether or not
-    a document gives an honorific (``scope: corpus``). It tells what the pronouns already do."""
-    first = next(iter(words(name)), None)
-    if first is None:
-        return None
-    return next((g for g in ("male", "female") if first.text.casefold() in _folded_first_names(g)), None)
+    """The gender of ``name``'s first name: its first word before the surname that is a first name in Faker's en_US
+    lists, if that is a name of one gender only, else None. Words that are no first name are passed over, so a word
+    a mention holds before the name keeps none of its gender ("Scientologist Tom Cruise", "Emperor Joshua Norton":
+    GUM's person spans hold such words, and the stand-ins once got a random gender). A stand-in of the same gender
+    keeps the text's pronouns right and one person one stand-in whether or not a document gives an honorific
+    (``scope: corpus``). It tells what the pronouns already do."""
+    found = [w.text.casefold() for w in words(name)]
+    for word in found[:-1] or found:
+        if word in _any_first_names():
+            return next((g for g in ("male", "female") if word in _folded_first_names(g)), None)
+    return None
 
 
 def _initial(word: str) -> bool:
