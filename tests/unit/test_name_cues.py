@@ -20,17 +20,21 @@ def test_the_name_after_an_honorific_without_titles_dots_or_possessives() -> Non
     assert _names("Mrs. B paid, Mlle. du Motel said.") == ["B", "du Motel"]
     assert _names("Thank you, Mr. President. Dr. and Ms. are titles; mr. smith is lower case.") == []
     assert _names("Thank you, Mr. Chair. Thank you. D. F. Costello, Prof. A historian") == []
+    assert _names("Mr. Holland's Opus; Dr. Fauci Warns Of New Variant; Mr. J.R.R. Tolkien wrote.") == [
+        "Holland", "Fauci", "J.R.R. Tolkien"]  # a possessive and a headline end the name; initials run together
 
 
 def test_each_author_of_a_citation_is_its_own_name() -> None:
     text = "between 7,000 (Bassène, 2007) and 11,200 speakers (Lewis, Simons & Fennig 2013, p. 4)."
     assert _names(text) == ["Bassène", "Lewis", "Simons", "Fennig"]
-    assert _names("as shown (e.g. Smith et al., 2007; van Dijk 2010a) and by Jones et al. (2009).") == [
+    assert _names("as shown (e.g. Smith et al., 2007; van Dijk 2010a, b) and by Jones et al. (2009).") == [
         "Smith", "van Dijk", "Jones"]
+    assert _names("(Liang Li, 2007) (Smith, Jones, and Brown 2007: 12)") == ["Liang Li", "Smith", "Jones", "Brown"]
 
 
 def test_a_parenthetical_that_is_no_author_list_names_no_one() -> None:
     assert _names("(WHO, 2019) (Table 2, 2007) (Spring 2007) (in 2007) (see above, 2007) Titanic (1997)") == []
+    assert _names("(Since 2007) (Dec 2007) (Christmas 2007) (Companies Act 2006) (Smith's 2007)") == []
 
 
 def test_an_ipa_transcription_is_a_name_and_slashes_or_brackets_alone_are_not() -> None:

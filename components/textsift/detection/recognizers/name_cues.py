@@ -11,13 +11,17 @@ make a person's name certain, the oldest rules of de-identification (clinical no
                            not): "Dr. Means", "Mrs J. Smith" -> "J. Smith"; titles after the honorific stay
                            outside ("Mr. Justice Holmes" -> "Holmes"), a title alone names no one ("Mr.
                            President"); a particle may start it ("Mlle. du Motel"), a single letter may be
-                           it ("Mrs. B"; not "A" or "I"), a word with a dot that is no initial ends it ("Mr.
-                           Chair. Thank you"); a possessive "'s" stays outside
+                           it ("Mrs. B"; not "A" or "I"), initials run together ("J.R.R. Tolkien"); a word
+                           with a dot that is no initial ends it ("Mr. Chair. Thank you"), so does a
+                           possessive, which stays outside ("Mr. Holland's Opus" -> "Holland"), and a
+                           capitalised function word marks a title-cased headline, whose name is its first
+                           word ("Dr. Fauci Warns Of New Variant" -> "Fauci")
     citation        0.7    each author of a parenthetical citation, one span per surname: "(Bassène, 2007)",
-                           "(Lewis, Simons & Fennig 2013)", "(e.g. Smith et al., 2007; van Dijk 2010a)", and
-                           of a narrative one with "et al.": "Smith et al. (2007)". An author is a capitalised
-                           word with a lower-case letter (no acronym: "(WHO, 2019)" is an organisation), not a
-                           month, season or a document's part ("(Table 2, 2007)", "(Spring 2007)")
+                           "(Lewis, Simons, & Fennig 2013: 4)", "(e.g. Smith et al., 2007; van Dijk 2010a, b)",
+                           and of a narrative one with "et al.": "Smith et al. (2007)". An author is one or two
+                           capitalised words with a lower-case letter (no acronym: "(WHO, 2019)" is an
+                           organisation), no possessive, not a month, weekday, season, holiday, a document's
+                           part or a word that dates ("(Table 2, 2007)", "(Spring 2007)", "(Since 2007)")
     pronunciation   0.6    an IPA transcription between slashes or brackets ("[ˈantoɲiːn ˈdvor̝aːk]", "/
                            d(ə)ˈvɔːrʒɑːk /") inside the parenthetical after a capitalised word, a name's
                            opening ("Antonín Dvořák (/.../; Czech: [...]; 8 September 1841 - ...)"): it spells
@@ -42,19 +46,27 @@ from textsift.detection.titles import plain, title_length
 
 HONORIFIC = re.compile(r"(?<![\w.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Messrs|Mme|Mlle)\.?[ \t]+(?=[^\W\d_])")
 # a name word: capitalised letters, maybe joined by an apostrophe or hyphen ("O'Brien", "Smith-Jones"), or an initial
-NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’-](?=[^\W\d_]))*\.?")
+NAME_WORD = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W\d_](?:[^\W\d_]|['’-](?=[^\W\d_]))*\.?")
+INITIALS = re.compile(r"(?:[^\W\d_]\.)+")  # "J.", "J.R.R.": a dot that ends no sentence
+POSSESSIVE = ("'s", "’s")
+# capitalised words no name holds: after an honorific they mark a title-cased headline or title ("Dr. Fauci Warns Of
+# New Variant"), whose name is its first word
+TITLE_CASE_WORDS = frozenset("of the to in on at for and or with from by as is are was says said vs".split())
 MAX_NAME_WORDS = 4
 SURNAME_PARTICLES = frozenset("van von de da di du del der den le la ter ten".split())
 NOT_AUTHORS = frozenset(
     "january february march april may june july august september october november december spring summer "
     "autumn fall winter table figure fig chapter section vol volume no page pp appendix part see cf eg ie "
-    "also and et al".split())
+    "also and et al jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
+    "saturday sunday christmas easter since born died released remastered updated revised edition act".split())
 PARENTHETICAL = re.compile(r"\(([^()\n]{1,400})\)")
 YEAR = r"(?:1[5-9]|20)\d\d[a-z]?|n\.\s?d\."
-CITED = re.compile(rf"(?P<authors>.+?),?\s+(?:{YEAR})(?:\s*,\s*(?:pp?\.\s*)?\d[\d\s,–-]*)?")
-NARRATIVE = re.compile(rf"(?<![\w.])(?P<author>[^\W\d_][\w'’-]*)\s+et\s+al\.?,?\s*\((?:{YEAR})")
+CITED = re.compile(rf"(?P<authors>.+?),?\s+(?:{YEAR})(?:\s*,\s*[a-z](?!\w))*(?:\s*[:,]\s*(?:pp?\.\s*)?\d[\d\s,–-]*)?")
+# a bounded surname (a name is no longer than 40 letters), so no run of letters and hyphens is read again from each of
+# its hyphens: linear in the text
+NARRATIVE = re.compile(rf"(?<![\w.'’-])(?P<author>[^\W\d_][\w'’-]{{0,40}})\s+et\s+al\.?,?\s*\((?:{YEAR})")
 LEADING_CUES = re.compile(r"^(?:(?:e\.\s?g\.|i\.\s?e\.|see(?:\s+also)?|cf\.)\s*,?\s*)+", re.IGNORECASE)
-AUTHOR_JOIN = re.compile(r"\s*(?:,|&|\band\b)\s*")
+AUTHOR_JOIN = re.compile(r"\s*(?:,\s*(?:&|and\b)?|&|\band\b)\s*")
 TRANSCRIPTION = re.compile(r"/([^/\n]{1,120})/|\[([^\[\]\n]{1,160})\]")
 IPA_MARKS = re.compile("[\u0250-\u02af\u02c8\u02cc\u02d0]")
 NAME_PARENTHETICAL_REACH = 200
@@ -79,7 +91,7 @@ def _particle_before_name(text: str, word: re.Match[str]) -> bool:
 
 def _ends_sentence(word: str) -> bool:
     """A word with a dot that is no initial ends the sentence, and the name ("Mr. Chair. Thank you")."""
-    return word.endswith(".") and len(word) > 2
+    return word.endswith(".") and INITIALS.fullmatch(word) is None
 
 
 def _name_after(text: str, at: int) -> tuple[int, int] | None:
@@ -89,8 +101,12 @@ def _name_after(text: str, at: int) -> tuple[int, int] | None:
     position = at
     while len(words) < MAX_NAME_WORDS and (word := NAME_WORD.match(text, position)) and (
             _name_word(word.group()) or _particle_before_name(text, word)):
+        if word.group().lower() in TITLE_CASE_WORDS:  # a headline's or a title's words: its first is the name
+            del words[1:]
+            break
         words.append(word)
-        if _ends_sentence(word.group()) or not re.match(r" (?=[^\W\d_])", text[word.end():word.end() + 2]):
+        if (_ends_sentence(word.group()) or word.group().endswith(POSSESSIVE)
+                or not re.match(r" (?=[^\W\d_])", text[word.end():word.end() + 2])):
             break
         position = word.end() + 1
     plain_words = [plain(w.group()) for w in words]
@@ -101,9 +117,9 @@ def _name_after(text: str, at: int) -> tuple[int, int] | None:
         return None
     first, last = words[skip], words[-1]
     end = last.end()
-    if text[end - 1] == "." and len(last.group()) > 2:  # "Smith." ends a sentence; "J." is an initial
+    if _ends_sentence(last.group()):  # "Smith." ends a sentence; "J." and "J.R.R." are initials
         end -= 1
-    if text[end - 2:end] in ("'s", "’s"):
+    if text[end - 2:end] in POSSESSIVE:
         end -= 2
     return first.start(), end
 
@@ -123,15 +139,13 @@ def _author_spans(text: str, start: int, authors: str) -> Iterator[tuple[int, in
     for part in AUTHOR_JOIN.split(authors):
         offset = authors.index(part, position)
         position = offset + len(part)
-        words = re.sub(r"\s+et\s+al\.?$", "", part).split()
-        surname = [w for w in words if w.lower() not in SURNAME_PARTICLES]
-        if not words or not 1 <= len(surname) <= 2 or not all(
+        found = list(re.finditer(r"\S+", re.sub(r"\s+et\s+al\.?$", "", part)))
+        surname = [w.group() for w in found if w.group().lower() not in SURNAME_PARTICLES]
+        if not found or not 1 <= len(surname) <= 2 or not all(
                 _capitalised(w) and re.fullmatch(r"[^\W\d_][\w'’-]*", w) and any(c.islower() for c in w)
-                and w.lower() not in NOT_AUTHORS for w in surname):
+                and w.lower() not in NOT_AUTHORS and not w.endswith(POSSESSIVE) for w in surname):
             return
-        first = part.index(words[0])
-        last = part.index(words[-1], first) + len(words[-1])
-        spans.append((start + offset + first, start + offset + last))
+        spans.append((start + offset + found[0].start(), start + offset + found[-1].end()))
     yield from spans
 
 
@@ -161,7 +175,7 @@ def _in_names_parenthetical(text: str, at: int) -> bool:
             depth += 1
         elif text[k] == "(":
             if depth == 0:
-                before = text[:k].rstrip()
+                before = text[max(0, k - NAME_PARENTHETICAL_REACH):k].rstrip()  # a window: linear in the text
                 word = re.search(r"[^\W\d_][\w'’.-]*$", before)
                 return word is not None and _capitalised(word.group())
             depth -= 1

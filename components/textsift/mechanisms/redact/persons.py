@@ -109,7 +109,9 @@ def name_gender(name: str) -> Gender | None:
     """The gender of ``name``'s first name: its first word before the surname that is a first name in Faker's en_US
     lists, if that is a name of one gender only, else None. Words that are no first name are passed over, so a word
     a mention holds before the name keeps none of its gender ("Scientologist Tom Cruise", "Emperor Joshua Norton":
-    GUM's person spans hold such words, and the stand-ins once got a random gender). A stand-in of the same gender
+    GUM's person spans hold such words, and the stand-ins once got a random gender). The price: a given name
+    Faker's lists lack before a middle name of the other gender reads as that gender ("Rainer Maria Rilke": female,
+    where it was a random one before). A stand-in of the same gender
     keeps the text's pronouns right and one person one stand-in whether or not a document gives an honorific
     (``scope: corpus``). It tells what the pronouns already do."""
     found = [w.text.casefold() for w in words(name)]
