@@ -39,7 +39,7 @@ from bench.harness import Figure, cpu_device
 from textsift.config import load_params
 from textsift.corpus import Span
 from textsift.detection.gum import gum_examples, read_gum
-from textsift.detection.real_corpora import real_test_sets, resolve
+from textsift.detection.real_corpora import GUM_TEST_SETS, resolve
 from textsift.detection.types import DIRECT_IDENTIFIERS, ENTITY_TYPES
 from textsift.evaluation.bootstrap import bootstrap, percentile_interval
 from textsift.evaluation.params import TfidfLogregParams
@@ -164,8 +164,9 @@ def figures(args: argparse.Namespace) -> list[Figure]:
     root = args.real_project.resolve()
     runners = detectors(root)
     params = load_params(root / "params.yaml").detectors.data
-    gum = {name: examples for name, examples in real_test_sets(params, root).items() if name.startswith("gum")}
-    if not runners or not gum or not params.gum_path or not (IMDB / "train.jsonl.gz").exists():
+    splits = gum_examples(read_gum(resolve(params.gum_path, root))) if params.gum_path else {}  # read once
+    gum = {name: splits[split] for name, split in GUM_TEST_SETS.items() if splits.get(split)}
+    if not runners or not gum or not (IMDB / "train.jsonl.gz").exists():
         log.warning("names_task needs a detector, GUM (detectors.data.gum_path) and %s: skipped", IMDB)
         return []
     where = cpu_device()
@@ -176,8 +177,7 @@ def figures(args: argparse.Namespace) -> list[Figure]:
     info = {"imdb_train": len(train[0]), "imdb_test": len(test[0]), "gum_sets": sorted(gum),
             "gum_person_mentions": sum(map(len, gum_persons)), "note": "GUM test/test2 never trained the detector"}
     out = [Figure("names_task.imdb.original.accuracy", float(base.mean()), "accuracy", where, info)]
-    every_split = [ex for examples in gum_examples(read_gum(resolve(params.gum_path, root))).values()
-                   for ex in examples]  # stand-ins, not detection: every human-annotated person mention
+    every_split = [ex for examples in splits.values() for ex in examples]  # stand-ins: every annotated person
     agreement = gender_agreement([ex.text for ex in every_split],
                                  [[s for s in ex.spans if s.label == "PERSON"] for ex in every_split])
     for kind, (agreeing, judged) in agreement.items():
