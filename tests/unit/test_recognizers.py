@@ -10,7 +10,13 @@ import pytest
 from textsift.config import parse_params
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection
-from textsift.detection.recognizers.build import build_recognizers, run_recognizers, thresholds_of
+from textsift.detection.recognizers.build import (
+    CPU_WINDOWS,
+    build_recognizers,
+    model_batch_size,
+    run_recognizers,
+    thresholds_of,
+)
 from textsift.detection.recognizers.merge import Thresholds, analyze, merge_detections
 from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.detection.recognizers.patterns import PatternRecognizer, find_patterns, iban_valid, luhn_valid
@@ -205,3 +211,16 @@ def test_the_detectors_calibrated_thresholds_apply_to_its_own_detections_unless_
     capped = needs.at_most(0.4)
     assert (capped.of(model_date), capped.of(pattern_date), capped.floor()) == (0.4, 0.4, 0.4)
     assert needs.at_most(0.95) == needs  # a ceiling above every threshold changes nothing
+
+
+def test_the_model_recognizer_runs_small_batches_on_a_cpu_and_the_detectors_own_elsewhere_unless_params_say() -> None:
+    def detector(device: str, inference_batch_size: int = 64) -> SimpleNamespace:
+        return SimpleNamespace(device=device, labels=("PERSON",), thresholds={},
+                               params=SimpleNamespace(inference_batch_size=inference_batch_size))
+
+    default, chosen = DetectionParams(recognizers=["model"]), DetectionParams(recognizers=["model"], batch_size=32)
+    (on_cpu,) = build_recognizers(default, detector("cpu"))  # type: ignore[arg-type]
+    assert on_cpu.batch_size == CPU_WINDOWS < 64  # type: ignore[attr-defined]
+    assert model_batch_size(default, detector("cuda:0")) == 64  # type: ignore[arg-type]
+    assert model_batch_size(default, detector("cpu", 4)) == 4  # type: ignore[arg-type]  # never above its own
+    assert model_batch_size(chosen, detector("cpu")) == model_batch_size(chosen, detector("cuda")) == 32  # type: ignore[arg-type]

