@@ -17,7 +17,7 @@ from textsift.detection.types import DIRECT_IDENTIFIERS, expand_label_groups
 from textsift.device import Precision
 from textsift.params_base import Frozen
 
-RecognizerName = Literal["model", "patterns", "name_cues", "spacy"]
+RecognizerName = Literal["model", "patterns", "name_cues", "org_cues", "spacy"]
 EntityType = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]*$", max_length=32)]
 ProtectedLabels = Annotated[list[EntityType] | None, BeforeValidator(expand_label_groups)]
 
@@ -35,9 +35,10 @@ class DetectionParams(Frozen):
     """The recognizer set and its per-type confidence thresholds."""
 
     recognizers: list[RecognizerName] = Field(
-        default_factory=lambda: ["model", "patterns", "name_cues"], min_length=1,
+        default_factory=lambda: ["model", "patterns", "name_cues", "org_cues"], min_length=1,
         description="model (the trained detector), patterns (e-mail, phone, URL, IBAN/card with checksums, dates, "
                     "ID-like codes), name_cues (names after an honorific, citation authors, IPA transcriptions), "
+                    "org_cues (organisations their head noun gives away: University, Court, Ministry, ...), "
                     "spacy (spaCy's English NER, an installed package)")
     threshold: float = Field(0.5, gt=0, le=1, description="confidence a span needs (0.5: the model's trained "
                                                            "decision point); lower finds more, less precisely")

@@ -11,6 +11,7 @@ from textsift.detection.recognizers.base import Detection, Recognizer
 from textsift.detection.recognizers.merge import Thresholds, analyze, candidates
 from textsift.detection.recognizers.model import ModelRecognizer
 from textsift.detection.recognizers.name_cues import NameCueRecognizer
+from textsift.detection.recognizers.org_cues import OrgCueRecognizer
 from textsift.detection.recognizers.patterns import PatternRecognizer
 from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
 from textsift.ingest_params import NormalizeParams
@@ -45,6 +46,8 @@ def build_recognizers(params: DetectionParams, detector: Detector | None) -> lis
             out.append(PatternRecognizer())
         elif name == "name_cues":
             out.append(NameCueRecognizer())
+        elif name == "org_cues":
+            out.append(OrgCueRecognizer())
         else:
             out.append(SpacyRecognizer(params.spacy_pipeline))
     return out
