@@ -35,15 +35,31 @@ def test_and_a_sentences_end_a_line_break_or_a_capitalised_stop_word_end_a_run()
 
 
 def test_a_role_before_of_is_left_out_and_a_lone_head_counts_only_after_the() -> None:
-    assert _orgs("She is a Member of Congress and a Fellow of the Royal Society.") == ["Congress", "Royal Society"]
+    assert _orgs("She is a Fellow of the Royal Society.") == ["Royal Society"]
+    assert _orgs("Secretary of State of the Ministry of Defence and Minister for the Department of Health") == [
+        "Ministry of Defence", "Department of Health"]
+    assert _orgs("a Member of Congress, Terms of Service, Contempt of Court") == []  # a head alone after "of"
     assert _orgs("He wrote to the University twice.") == ["University"]
     assert _orgs("University is expensive. Court dates vary.") == []  # a sentence's first word, no name
+
+
+def test_a_possessive_a_quote_a_title_or_a_sentences_dot_ends_the_name_and_stays_outside() -> None:
+    assert _orgs("Harvard University's library and the Ministry of Defence’s plan") == [
+        "Harvard University", "Ministry of Defence"]
+    assert _orgs("He went to 'Harvard University' and 'Party of Five' aired.") == [
+        "Harvard University", "Party of Five"]
+    assert _orgs("Apple Inc. said so; Mt. Sinai Hospital did not.") == ["Apple Inc.", "Mt. Sinai Hospital"]
+    assert _orgs("Harvard University President Larry Bacow and Bank of England Governor Mark Carney") == [
+        "Harvard University", "Bank of England"]
+    assert _orgs("the Office of Vice Presidency") == ["Office"]  # a title after "of": the name ends before it
+    assert _orgs("He fought in World War I. University fees rose.") == []  # an initial's dot ends a sentence too
 
 
 def test_buildings_streets_and_words_without_a_head_are_no_organisation() -> None:
     assert _orgs("We met in the Cannon Office Building on College Avenue.") == []
     assert _orgs("The Soviet Union fell. Barack Obama visited Paris.") == []
     assert _orgs("the university court ruled") == []  # lower case: no name
+    assert _orgs("Fast Times at High School, then the Box Office; the New York Times agreed.") == ["New York Times"]
 
 
 def test_the_recognizer_gives_org_detections_at_its_score_and_competes_in_resolve() -> None:
