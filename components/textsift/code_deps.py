@@ -7,7 +7,9 @@ edit there), so they are read off the source: every ``import``/``from ... import
 module, at any depth (function-level imports count; ``if TYPE_CHECKING:`` ones, for annotations, never run),
 resolved to ``textsift`` modules, followed transitively; importing ``a.b.c`` also runs the packages ``a`` and
 ``a.b``. A data file shipped beside a module (``*.txt`` word lists, templates) counts where the module that names it
-does. A module imported by name (a mechanism, a loader, what one setting runs) is named by the stage in the registry.
+does. A module that runs nothing (a package's ``__init__`` holding its docstring only) is no dep: editing a package's
+documentation re-trained every model whose code lay in it. A module imported by name (a mechanism, a loader, what
+one setting runs) is named by the stage in the registry.
 
 Orchestration modules (:data:`ORCHESTRATION`) decide *when* a stage runs and where its run is
 recorded, not *what* it writes: they are neither deps nor followed, so editing the registry does not
@@ -164,13 +166,27 @@ def data_files(path: Path) -> tuple[Path, ...]:
                  if p.suffix in DATA_SUFFIXES and p.is_file() and p.name in source)
 
 
+@cache
+def runs_nothing(path: Path) -> bool:
+    """Whether module ``path`` holds nothing but its docstring (and ``from __future__`` imports): a package's
+    ``__init__`` that documents the package. Importing it runs no code, so editing its text changes no output."""
+    for node in _tree(path).body:
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
+            node.value.value, str)
+        if not docstring and not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            return False
+    return True
+
+
 def module_files(modules: tuple[str, ...]) -> tuple[Path, ...]:
-    """The source files of ``modules``' import closures and the data files those modules read, sorted."""
+    """The source files of ``modules``' import closures that run code (not a package's docstring-only
+    ``__init__``, :func:`runs_nothing`) and the data files those modules read, sorted."""
     files: set[Path] = set()
     for module in frozenset().union(*(closure(m) for m in modules)):
         path = module_path(module)
         assert path is not None
-        files.add(path)
+        if not runs_nothing(path):
+            files.add(path)
         files.update(data_files(path))
     return tuple(sorted(files))
 

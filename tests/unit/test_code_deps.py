@@ -8,7 +8,7 @@ import shutil
 import typing
 from pathlib import Path
 
-from textsift.code_deps import closure, imports_of, is_schema, stage_code
+from textsift.code_deps import closure, imports_of, is_schema, module_path, runs_nothing, stage_code
 from textsift.config import Params, load_params
 from textsift.dvc_render import stage_deps
 from textsift.mechanisms.registry import MECHANISMS
@@ -32,8 +32,10 @@ def test_every_module_a_stage_imports_is_hashed_by_dvc_and_the_flow_cache() -> N
         code = set(stage.all_code)
         assert code <= deps, (stage.name, sorted(code - deps))
         roots = (f"textsift.stages.{stage.name}", *stage.loads)
-        for module in frozenset().union(*(closure(m) for m in roots)):  # each import, transitively, as a file
-            assert any(_module_of(path) == module for path in code if path.endswith(".py")), module
+        for module in frozenset().union(*(closure(m) for m in roots)):  # each import that runs code, as a file
+            path = module_path(module)
+            assert path is not None and (runs_nothing(path) or any(
+                _module_of(p) == module for p in code if p.endswith(".py"))), module
         assert not any(p.startswith("components/") for p in deps - code), stage.name  # nothing listed by hand
 
 
@@ -102,6 +104,24 @@ def test_editing_an_imported_module_changes_only_its_importers_cache_digests(tmp
     after = _digests(params, named, tmp_path)
     assert after["privatize"] != before["privatize"]
     assert after["ingest"] == before["ingest"] and after["train_fill_in"] == before["train_fill_in"]
+
+
+def test_a_packages_docstring_is_no_code_dep_but_a_statement_in_its_init_is(tmp_path: Path) -> None:
+    """Editing the documentation of ``detection`` re-trained every model whose code lay in it: a module that runs
+    nothing hashes nothing."""
+    shutil.copytree(LIB, tmp_path / "components" / "textsift", ignore=shutil.ignore_patterns("__pycache__"))
+    params = load_params(REPO / "params.yaml")
+    named = {"train_detectors": ("train_detectors", None), "detect": ("detect", None)}
+    before = _digests(params, named, tmp_path)
+    package = tmp_path / "components/textsift/detection/__init__.py"
+    package.write_text(package.read_text().replace('"""', '"""Edited. ', 1))
+    assert _digests(params, named, tmp_path) == before
+    assert "components/textsift/detection/recognizers/patterns.py" in stage_code("train_detectors")
+    assert "components/textsift/detection/__init__.py" not in stage_code("train_detectors")
+    documented, running = tmp_path / "documented.py", tmp_path / "running.py"
+    documented.write_text('"""A package."""\n\nfrom __future__ import annotations\n')
+    running.write_text('"""A package."""\n\nfrom textsift.rng import keyed_rng\n')
+    assert runs_nothing(documented) and not runs_nothing(running)
 
 
 def test_editing_one_mechanism_changes_only_its_own_settings_digests(tmp_path: Path) -> None:
