@@ -51,6 +51,8 @@ def test_a_possessive_a_quote_a_title_or_a_sentences_dot_ends_the_name_and_stays
     assert _orgs("Apple Inc. said so; Mt. Sinai Hospital did not.") == ["Apple Inc.", "Mt. Sinai Hospital"]
     assert _orgs("Harvard University President Larry Bacow and Bank of England Governor Mark Carney") == [
         "Harvard University", "Bank of England"]
+    assert _orgs("Johns Hopkins Hospital Dr. Smith and Yale University Prof. Lee") == [
+        "Johns Hopkins Hospital", "Yale University"]  # titles compared as titles.plain has them
     assert _orgs("the Office of Vice Presidency") == ["Office"]  # a title after "of": the name ends before it
     assert _orgs("He fought in World War I. University fees rose.") == []  # an initial's dot ends a sentence too
 

@@ -40,7 +40,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from textsift.detection.recognizers.base import Detection
-from textsift.detection.titles import TITLES
+from textsift.detection.titles import TITLES, plain
 
 HEADS = frozenset("""
     Academy Administration Agencies Agency Airlines Airways Alliance Army Assembly Association Authority Bancorp Bank
@@ -144,7 +144,7 @@ def _before_title(words: Sequence[re.Match[str]], first: int, last: int) -> int:
         end = m - 1
         while words[end].group() in CONNECTORS:  # "Office of Vice ...": the name ends before its connector
             end -= 1
-        if words[m].group()[:1].isupper() and _name(words[m].group()).lower() in TITLE_WORDS and _head_final(
+        if words[m].group()[:1].isupper() and plain(_name(words[m].group())) in TITLE_WORDS and _head_final(
                 words, first, end):
             return end
     return last
