@@ -15,10 +15,10 @@ whole documents of 23 genres marked PERSON/LOC/ORG/DATE by ``textsift.detection.
 Per tool and corpus (``detector.real.<set>.<tool>.*``): recall per type (>= 50% overlap and exact),
 precision and F1 by overlap, character precision and recall (types the corpus does not mark are left
 out for every tool: :mod:`textsift.detection.scoring`), characters and documents per second
-(sequential, the machine's threads; the fastest of ``--real-repeats`` runs, each run's seconds beside it); on the GUM sets also per genre
-(``detector.real.<set>.<genre>.<tool>.<TYPE>.overlap_recall``, ``....char_precision``): court
-transcripts, letters, medical and legal text are where a detector tuned on tweets and synthetic
-sentences is least tested. Presidio's types map PERSON -> PERSON, LOCATION -> LOC, ORGANIZATION -> ORG,
+(sequential, the machine's threads; the fastest of ``--real-repeats`` runs, each run's seconds beside it); on
+the GUM sets also per genre (``detector.real.<set>.<genre>.<tool>.<TYPE>.overlap_recall``,
+``....char_precision``): court transcripts, letters, medical and legal text are where a detector tuned on tweets
+and synthetic sentences is least tested. Presidio's types map PERSON -> PERSON, LOCATION -> LOC, ORGANIZATION -> ORG,
 DATE_TIME -> DATE; spaCy's PERSON, GPE/LOC/FAC, ORG, DATE map as its recognizer maps them.
 """
 
