@@ -203,6 +203,21 @@ def test_scored_detection_at_the_trained_threshold_is_detect_and_lower_confidenc
     assert probability(logit(0.2)) == pytest.approx(0.2)
 
 
+def test_a_batchs_span_confidences_are_each_decoded_cells_logistic(trained: TrainedDetector) -> None:
+    from textsift.models.detector import decode, forward_windows, span_confidences
+
+    detector = trained.detector
+    windows = make_windows(detector.tokenizer, [ex.text for ex in examples(12, seed=9)], detector.params.max_length,
+                           detector.params.stride)
+    with torch.inference_mode():
+        output, body = forward_windows(detector, windows)
+    decoded = decode(detector, output, body, logit(0.05))
+    confidences = span_confidences(detector, output, decoded)
+    assert sum(map(len, confidences)) > len(windows)
+    assert confidences == [[probability(float(output[row, c, i, j])) for c, i, j in spans]
+                           for row, spans in enumerate(decoded)]
+
+
 def test_thresholds_are_calibrated_on_real_validation_text_only(trained: TrainedDetector) -> None:
     from textsift.detection.calibration import type_curve
     from textsift.detection.labelled import LabelledText

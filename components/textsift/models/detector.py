@@ -176,6 +176,18 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
+def span_confidences(detector: Detector, output: torch.Tensor, decoded: Sequence[Sequence[TokenSpan]]
+                     ) -> list[list[float]]:
+    """Per window of a batch, the confidence of each decoded span (:func:`probability` of its GlobalPointer score,
+    read for the whole batch at once; 1 for the flat baseline's spans)."""
+    if detector.params.model != "global_pointer":
+        return [[1.0] * len(spans) for spans in decoded]
+    cells = [(row, c, i, j) for row, spans in enumerate(decoded) for c, i, j in spans]
+    values = output[tuple(torch.tensor(cells, dtype=torch.long).T)].tolist() if cells else []
+    it = iter(values)
+    return [[probability(next(it)) for _ in spans] for spans in decoded]
+
+
 def detect_scored(detector: Detector, texts: Sequence[str], batch_size: int | None = None,
                   min_confidence: float | None = None) -> list[list[tuple[Span, float]]]:
     """Privacy entities of each text with a confidence in [0, 1] (METHODS.md §4.1).
@@ -206,9 +218,7 @@ def detect_scored(detector: Detector, texts: Sequence[str], batch_size: int | No
             batch = [windows[w] for w in order[start:start + size]]
             output, body_mask = forward_windows(detector, batch)
             decoded = decode(detector, output, body_mask, threshold)
-            for row, (window, spans) in enumerate(zip(batch, decoded, strict=True)):
-                scores = ([probability(float(output[row, c, i, j])) for c, i, j in spans]
-                          if detector.params.model == "global_pointer" else [1.0] * len(spans))
+            for window, spans, scores in zip(batch, decoded, span_confidences(detector, output, decoded), strict=True):
                 kept = found[window.text_index]
                 for span, score in window_scored_spans(window, spans, scores, detector.labels,
                                                        texts[window.text_index]):

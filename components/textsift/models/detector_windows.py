@@ -189,18 +189,14 @@ def collate(windows: Sequence[Window], device: str, pad_id: int = 0) -> dict[str
         ``body_mask`` (the text's tokens), ``start_mask`` and ``end_mask`` (body tokens a span may
         start / end on), all ``[batch, length]``.
     """
-    width = max(len(w.input_ids) for w in windows)
-    ids = torch.full((len(windows), width), pad_id, dtype=torch.long)
-    shapes, attention = torch.zeros_like(ids), torch.zeros_like(ids)
-    body, start, end = (torch.zeros(len(windows), width, dtype=torch.bool) for _ in range(3))
-    for row, w in enumerate(windows):
-        n = len(w.offsets)
-        ids[row, :n + 2] = torch.tensor(w.input_ids)
-        shapes[row, :n + 2] = torch.tensor(w.shapes)
-        attention[row, :n + 2] = 1
-        body[row, 1:n + 1] = True
-        start[row, 1:n + 1] = torch.tensor(w.starts)
-        end[row, 1:n + 1] = torch.tensor(w.ends)
+    width = max(len(w.input_ids) for w in windows)  # one tensor per field from padded rows: no per-row copies
+    rows = [(w, width - len(w.input_ids)) for w in windows]
+    ids = torch.tensor([[*w.input_ids, *[pad_id] * k] for w, k in rows], dtype=torch.long)
+    shapes = torch.tensor([[*w.shapes, *[0] * k] for w, k in rows], dtype=torch.long)
+    attention = torch.tensor([[1] * len(w.input_ids) + [0] * k for w, k in rows], dtype=torch.long)
+    body = torch.tensor([[False, *[True] * len(w.offsets), *[False] * (k + 1)] for w, k in rows], dtype=torch.bool)
+    start = torch.tensor([[False, *w.starts, *[False] * (k + 1)] for w, k in rows], dtype=torch.bool)
+    end = torch.tensor([[False, *w.ends, *[False] * (k + 1)] for w, k in rows], dtype=torch.bool)
     tensors = {"input_ids": ids, "attention_mask": attention, "shapes": shapes, "body_mask": body,
                "start_mask": start, "end_mask": end}
     return {k: v.to(device) for k, v in tensors.items()}
