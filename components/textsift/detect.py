@@ -34,7 +34,7 @@ from textsift.corpus import Span, atomic_path, write_table
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.base import Detection
 from textsift.detection.recognizers.build import build_recognizers, recognizer_candidates, run_recognizers, spans_of
-from textsift.device import Resolved, resolve_device, resolve_precision
+from textsift.device import DetectorResolved, resolve_detector_precision, resolve_device
 from textsift.errors import InputError
 from textsift.ingest_params import NormalizeParams, SourceParams
 from textsift.interests.inference import InterestModel, infer
@@ -51,7 +51,7 @@ LONG_RECORD_CHARS = 100_000
 
 
 @lru_cache(maxsize=4)
-def _loaded(root: Path, params_path: Path, sha256: str, device: str, precision: Resolved) -> Detector:
+def _loaded(root: Path, params_path: Path, sha256: str, device: str, precision: DetectorResolved) -> Detector:
     """The detector of digest ``sha256`` loaded once per process (a retrained one has a new digest) with its encoder
     in ``precision``."""
     params = load_params(params_path)
@@ -63,8 +63,8 @@ def _project_detector(root: Path, params_path: Path, device: str | None) -> Dete
     ensure(root, params, params_path, [("detector", None)])
     sha256 = read_pointer(root / DETECTOR_POINTER)["sha256"]
     resolved = resolve_device(device or params.device)
-    return _loaded(root, params_path, sha256, resolved, resolve_precision(params.detection.inference_precision,
-                                                                          resolved))
+    return _loaded(root, params_path, sha256, resolved,
+                   resolve_detector_precision(params.detection.inference_precision, resolved))
 
 
 def detection_params(params: DetectionParams, threshold: float | None = None,

@@ -36,6 +36,8 @@ def autocast(device: str, enabled: bool) -> AbstractContextManager[Any]:
 
 Precision = Literal["auto", "float32", "bfloat16"]  # as configured
 Resolved = Literal["float32", "bfloat16"]  # as run
+DetectorPrecision = Literal["auto", "float32", "bfloat16", "int8"]  # the detector's encoder, as configured
+DetectorResolved = Literal["float32", "bfloat16", "int8"]  # as run
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})  # x86 instructions that compute bf16 products natively
 
 
@@ -58,6 +60,15 @@ def resolve_precision(requested: Precision, device: str) -> Resolved:
     if requested != "auto":
         return requested
     return "bfloat16" if device == "cuda" or cpu_has_native_bf16() else "float32"
+
+
+def resolve_detector_precision(requested: DetectorPrecision, device: str) -> DetectorResolved:
+    """:func:`resolve_precision`, and ``int8``: the encoder's linear layers as int8 products on the CPU
+    (:mod:`textsift.models.int8_linear`); on CUDA the encoder stays float32 (where bf16 autocast, the detector's
+    ``mixed_precision``, is the fast path)."""
+    if requested == "int8":
+        return "float32" if device == "cuda" else "int8"
+    return resolve_precision(requested, device)
 
 
 def precision_autocast(device: str, precision: Resolved) -> AbstractContextManager[Any]:

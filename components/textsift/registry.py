@@ -263,7 +263,8 @@ STAGES: tuple[Stage, ...] = (
         summary="train the DPER nested privacy-entity detector (and the flat baseline) offline",
         reads=("corpus", "fill_in"),
         params=("seed", "device", "detectors.data", "detectors.model", "detectors.compare_flat", "detectors.pretrain",
-                "detectors.calibration", "tracking.log_models", "ingest.source.kind"),  # demo: may be cached
+                "detectors.calibration", "detection.inference_precision", "tracking.log_models",
+                "ingest.source.kind"),  # demo: may be cached
         input_params=("detectors.data.wnut17_path", "detectors.data.btc_path", "detectors.data.gum_path"),
         gpu=True,
         unneeded=lambda params, key: () if params.detectors.model.encoder == "fill_in" else ("fill_in",),

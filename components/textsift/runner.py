@@ -19,7 +19,7 @@ from textsift.artifacts import MODEL_CACHE, MODEL_POINTERS, model_present
 from textsift.config import Params, load_params
 from textsift.corpus import disk_full_named, remove_stale_temporaries
 from textsift.datasets import stage_datasets
-from textsift.device import resolve_device, resolve_precision
+from textsift.device import resolve_detector_precision, resolve_device
 from textsift.errors import StageError
 from textsift.registry import StageInstance, get_stage
 from textsift.stage_context import StageContext, stage_params
@@ -71,7 +71,7 @@ def precision_tags(declared: dict[str, object], device: str) -> dict[str, str]:
     """``textsift.precision.<param>``: what each inference precision the stage declares resolved to here. ``auto``
     resolves per machine (bfloat16 where the CPU computes it natively) under one params hash, so the run records
     which one made its bytes."""
-    return {f"textsift.precision.{name}": resolve_precision(value, resolve_device(device))  # type: ignore[arg-type]
+    return {f"textsift.precision.{name}": resolve_detector_precision(value, resolve_device(device))  # type: ignore[arg-type]
             for name, value in declared.items() if name.endswith(".inference_precision")}
 
 

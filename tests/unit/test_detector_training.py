@@ -23,6 +23,7 @@ from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import load_detector, save_detector
 from textsift.models.detector_training import TrainedDetector, train_detector
 from textsift.models.detector_windows import collate, make_windows
+from textsift.models.int8_linear import Int8Linear
 from textsift.models.params import DetectorParams
 
 SYLLABLES = ["ka", "lo", "mi", "ren", "tor", "vin", "sa", "bel", "dru", "mont", "qui", "zel", "ash", "per", "gun"]
@@ -151,6 +152,33 @@ def test_a_detector_run_in_bfloat16_keeps_its_bilstm_in_float32_and_finds_what_f
     moved = [abs(found[span] - doc[span])
              for doc, found in zip(full, low, strict=True) for span in doc if span in found]
     assert 0 < max(moved) < 0.05  # computed in bf16 (its scores move), a little
+
+
+def test_a_detector_run_in_int8_finds_what_float32_finds_and_scores_a_text_as_if_it_were_alone(
+        trained: TrainedDetector, tmp_path: Path) -> None:
+    """int8 is the default CPU precision: its encoder's linear layers are int8 products, the BiLSTM and head float32,
+    and a text's confidences are the same (to float32's own wobble) whichever texts share its batch."""
+    save_detector(trained.detector, tmp_path / "detector")
+    recognizers = recognizer_set(DetectionParams(recognizers=["model"], inference_precision="int8"),
+                                 tmp_path / "detector", "cpu")
+    quantized = next(r.detector for r in recognizers if isinstance(r, ModelRecognizer))
+    assert any(isinstance(m, Int8Linear) for m in quantized.net.encoder.modules())
+    assert not any(isinstance(m, torch.nn.Linear) for m in quantized.net.encoder.modules())
+    assert {p.dtype for p in quantized.net.lstm.parameters()} | {p.dtype for p in quantized.net.head.parameters()} == {
+        torch.float32}
+    assert not any(isinstance(m, Int8Linear) for m in trained.detector.net.modules())  # a copy was quantized
+    texts = [ex.text for ex in examples(40, seed=4)]
+    full, low = ([dict(doc) for doc in detect_scored(d, texts, min_confidence=0.05)] for d in (trained.detector,
+                                                                                                quantized))
+    confident = [{span for span, p in doc.items() if p > 0.6} for doc in full]
+    assert sum(map(len, confident)) >= 40
+    assert all(span in found and found[span] > 0.5 for doc, found in zip(confident, low, strict=True) for span in doc)
+    moved = [abs(found[span] - doc[span])
+             for doc, found in zip(full, low, strict=True) for span in doc if span in found]
+    assert 0 < max(moved) < 0.05  # rounded to int8, a little
+    alone = [dict(detect_scored(quantized, [text], min_confidence=0.05)[0]) for text in texts[:6]]
+    assert [set(doc) for doc in alone] == [set(doc) for doc in low[:6]]
+    assert max(abs(doc[span] - low[k][span]) for k, doc in enumerate(alone) for span in doc) < 1e-5
 
 
 def test_flat_baseline_trains_and_detects() -> None:

@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from textsift.device import TorchStream, cpu_has_native_bf16, global_torch_rng, precision_autocast, resolve_precision
+from textsift.device import (
+    TorchStream,
+    cpu_has_native_bf16,
+    global_torch_rng,
+    precision_autocast,
+    resolve_detector_precision,
+    resolve_precision,
+)
 
 FLAGS = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw {extra}\n\nprocessor\t: 1\nflags\t\t: fpu {extra}\n"
 
@@ -33,6 +40,14 @@ def test_auto_precision_follows_the_hardware_and_a_choice_is_kept(monkeypatch: p
     monkeypatch.setattr("textsift.device.cpu_has_native_bf16", lambda: True)
     assert resolve_precision("auto", "cpu") == "bfloat16"
     assert resolve_precision("float32", "cuda") == "float32"
+
+
+def test_int8_is_the_detectors_cpu_precision_and_float32_on_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("textsift.device.cpu_has_native_bf16", lambda: False)
+    assert resolve_detector_precision("int8", "cpu") == "int8"
+    assert resolve_detector_precision("int8", "cuda") == "float32"
+    assert resolve_detector_precision("auto", "cpu") == "float32"
+    assert resolve_detector_precision("bfloat16", "cpu") == "bfloat16"
 
 
 def test_bfloat16_autocast_runs_linear_layers_in_bfloat16_on_the_cpu() -> None:

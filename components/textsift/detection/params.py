@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, StringConstraints, field_validator, model_validator
 
 from textsift.detection.types import DIRECT_IDENTIFIERS, expand_label_groups
-from textsift.device import Precision
+from textsift.device import DetectorPrecision
 from textsift.params_base import Frozen
 
 RecognizerName = Literal["model", "patterns", "name_cues", "org_cues", "spacy"]
@@ -52,11 +52,14 @@ class DetectionParams(Frozen):
     batch_size: int | None = Field(None, ge=1, description="model windows per forward pass (default: 16 on "
                                                            "a CPU, whose caches hold their span scores; the detector's "
                                                            "inference_batch_size on an accelerator)")
-    inference_precision: Precision = Field(
-        "float32", description="what the trained detector's encoder computes in on the CPU when it detects (its BiLSTM "
-        "and head stay float32): bfloat16 is faster on CPUs with native bf16 (AVX512-BF16, AMX), slower elsewhere, "
-        "and moves a few spans in a thousand; auto: bfloat16 on those CPUs, so the released bytes depend on the "
-        "machine. On CUDA, detectors.model.mixed_precision (bf16 autocast) decides as well")
+    inference_precision: DetectorPrecision = Field(
+        "int8", description="what the trained detector's encoder computes in on the CPU when it detects (its BiLSTM "
+        "and head stay float32); train_detectors scores and calibrates it in the same (a change re-runs it). int8: "
+        "its linear layers as int8 products with per-token scales, the same integers on every CPU and a document's "
+        "scores independent of its batch mates, faster than float32 where the CPU has int8 instructions (VNNI, AMX); "
+        "float32 on CUDA. bfloat16: faster on CPUs with native bf16 (AVX512-BF16, AMX), slower elsewhere, and a "
+        "document's confidences move with its batch mates; auto: bfloat16 on those CPUs, so the released bytes "
+        "depend on the machine. On CUDA, detectors.model.mixed_precision (bf16 autocast) decides as well")
 
     @field_validator("recognizers")
     @classmethod

@@ -12,6 +12,7 @@ Training is in :mod:`textsift.models.detector_training`, saving and loading in
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,11 +23,12 @@ import torch
 from torch import nn
 
 from textsift.corpus import Span
-from textsift.device import autocast, global_torch_rng
+from textsift.device import DetectorResolved, autocast, global_torch_rng
 from textsift.models.detector_encoders import SHAPES, build_encoder, init_weights
 from textsift.models.detector_windows import Window, collate, make_windows, window_scored_spans
 from textsift.models.flat_tagging import FlatHead, decode_tags
 from textsift.models.global_pointer import GlobalPointer, TokenSpan, decode_spans
+from textsift.models.int8_linear import quantize_linears
 from textsift.models.params import DetectorParams
 
 
@@ -125,6 +127,21 @@ class Detector:
     params: DetectorParams
     device: str = "cpu"
     thresholds: dict[str, float] = field(default_factory=dict)
+
+
+def in_precision(detector: Detector, precision: DetectorResolved) -> Detector:
+    """``detector`` for inference with its encoder in ``precision`` (params ``detection.inference_precision``,
+    resolved): itself for float32, else a copy whose encoder is bfloat16 or has int8 linear layers
+    (:mod:`textsift.models.int8_linear`); the BiLSTM and head stay float32. Calibration runs the copy the detection
+    stages will run, so each threshold is chosen on the scores it is compared with."""
+    if precision == "float32":
+        return detector
+    net = copy.deepcopy(detector.net).eval()
+    if precision == "bfloat16":
+        net.encoder.to(torch.bfloat16)
+    else:
+        quantize_linears(net.encoder)
+    return Detector(net, detector.tokenizer, detector.labels, detector.params, detector.device, detector.thresholds)
 
 
 def build_detector(params: DetectorParams, labels: Sequence[str], generator: torch.Generator,

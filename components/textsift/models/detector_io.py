@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import torch
 from safetensors.torch import load_file
 from transformers import AutoConfig, AutoTokenizer
 
-from textsift.device import Resolved, global_torch_rng
-from textsift.models.detector import Detector, DetectorNet
+from textsift.device import DetectorResolved, global_torch_rng
+from textsift.models.detector import Detector, DetectorNet, in_precision
 from textsift.models.detector_encoders import encoder_from_config
 from textsift.models.folder_io import ENCODER, TOKENIZER, WEIGHTS, read_meta, write_model_folder
 from textsift.models.loading import load_pretrained
@@ -33,7 +32,7 @@ def save_detector(detector: Detector, folder: str | Path) -> None:
     write_model_folder(folder, META, meta, detector.net, detector.net.encoder, detector.tokenizer)
 
 
-def _load(folder: Path, device: str, precision: Resolved) -> Detector:
+def _load(folder: Path, device: str, precision: DetectorResolved) -> Detector:
     meta = read_meta(folder, META, FORMAT, "detector")
     params = DetectorParams.model_validate_json(json.dumps(meta["params"]))
     encoder = encoder_from_config(AutoConfig.from_pretrained(str(folder / ENCODER)))
@@ -42,13 +41,11 @@ def _load(folder: Path, device: str, precision: Resolved) -> Detector:
     net.load_state_dict(load_file(str(folder / WEIGHTS)), strict=True)
     tokenizer = AutoTokenizer.from_pretrained(str(folder / TOKENIZER))
     thresholds = {str(label): float(value) for label, value in meta.get("thresholds", {}).items()}
-    net = net.to(device).eval()
-    if precision == "bfloat16":  # the encoder's matmuls, most of the time; the BiLSTM and head read it as float32
-        net.encoder.to(torch.bfloat16)
-    return Detector(net, tokenizer, tuple(meta["labels"]), params, device, thresholds)
+    return in_precision(Detector(net.to(device).eval(), tokenizer, tuple(meta["labels"]), params, device, thresholds),
+                        precision)
 
 
-def load_detector(folder: str | Path, device: str = "cpu", precision: Resolved = "float32") -> Detector:
+def load_detector(folder: str | Path, device: str = "cpu", precision: DetectorResolved = "float32") -> Detector:
     """A saved detector, in eval mode on ``device``, loaded under the process-wide loading lock; ``precision``
     (params ``detection.inference_precision``, resolved) is what its encoder computes in."""
     return load_pretrained(_load, Path(folder), device, precision)

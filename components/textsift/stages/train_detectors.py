@@ -47,8 +47,8 @@ from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
 from textsift.detection.scoring import detection_scores
 from textsift.detection.training_data import DetectorData, load_detector_data, real_corpus_paths, silver_applies
 from textsift.detection.types import ENTITY_TYPES
-from textsift.device import resolve_device
-from textsift.models.detector import Detector, probability
+from textsift.device import resolve_detector_precision, resolve_device
+from textsift.models.detector import Detector, in_precision, probability
 from textsift.models.detector_eval import span_metrics
 from textsift.models.detector_io import load_detector, save_detector
 from textsift.models.detector_training import TrainedDetector, continue_training, train_detector
@@ -251,9 +251,15 @@ def _detector_digest(ctx: StageContext, device: str, encoder: Path | None, silve
     files = [ctx.input("corpus"), *real_corpus_paths(ctx.params.detectors.data, ctx.root)]
     own = {key.removeprefix("detectors."): _as_json(select(ctx.params, key))
            for key in ctx.instance.stage.params if key.startswith("detectors.")}
-    recipe = {"detectors": own, "seed": ctx.params.seed, "device": device,
+    recipe = {"detectors": own, "seed": ctx.params.seed, "device": device, "precision": _precision(ctx, device),
               "teachers": _teacher_versions() if silver else None}
     return user_cache.recipe_digest(ARTIFACT, recipe, (__name__,), [*files, *([encoder] if encoder else [])])
+
+
+def _precision(ctx: StageContext, device: str) -> str:
+    """What the detection stages run the detector's encoder in (``detection.inference_precision`` on ``device``): its
+    held-out scores and calibrated thresholds are read in it."""
+    return resolve_detector_precision(ctx.params.detection.inference_precision, device)
 
 
 def _as_json(value: Any) -> Any:
@@ -282,7 +288,7 @@ def _trained_detector(ctx: StageContext, corpus: pd.DataFrame, device: str, enco
     log.info("train_detectors: %d training examples, %d types, encoder %s, device %s", len(data.train),
              len(data.label_set), settings.model.encoder, device)
     trained, pretrain_metrics = _train(ctx, data, device, encoder)
-    found = held_out(trained.detector, data)
+    found = held_out(in_precision(trained.detector, _precision(ctx, device)), data)  # scored and calibrated as it runs
     trained.detector.thresholds, calibration = calibrated_thresholds(trained.detector, data, settings.calibration,
                                                                      found["validation"])
     log.info("train_detectors: calibrated thresholds %s", trained.detector.thresholds)

@@ -56,14 +56,15 @@ def build_recognizers(params: DetectionParams, detector: Detector | None) -> lis
 def recognizer_set(params: DetectionParams, detector_folder: Path | None, device: str) -> list[Recognizer]:
     """:func:`build_recognizers` with the trained detector loaded from ``detector_folder`` when ``model`` is one, its
     encoder in ``params.inference_precision``."""
-    from textsift.device import resolve_precision
+    from textsift.device import resolve_detector_precision
     from textsift.models.detector_io import load_detector
 
     detector = None
     if "model" in params.recognizers:
         if detector_folder is None:
             raise ValueError("detection.recognizers names model, but no trained detector was given")
-        detector = load_detector(detector_folder, device, resolve_precision(params.inference_precision, device))
+        detector = load_detector(detector_folder, device,
+                                 resolve_detector_precision(params.inference_precision, device))
     return build_recognizers(params, detector)
 
 
