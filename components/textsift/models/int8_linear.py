@@ -42,6 +42,7 @@ class Int8Linear(nn.Module):
         self.in_features, self.out_features = linear.in_features, linear.out_features
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x @ W^T + b`` for float ``x`` of any leading shape, each row of ``x`` quantized by its own scale."""
         rows = x.reshape(-1, self.in_features).to(torch.float32)
         scale = rows.abs().amax(dim=1, keepdim=True).clamp_min_(TINY).div_(INT8_MAX)
         quantized = torch.div(rows, scale).round_().to(torch.int8)
