@@ -89,7 +89,7 @@ class CalibrationParams(Frozen):
     wrongly hidden place or date costs the task)."""
 
     recall: dict[EntityType, float] = Field(
-        default_factory=lambda: {"PERSON": 0.9},
+        default_factory=lambda: {"PERSON": 0.93},
         description="type -> the character recall its threshold must keep on the validation text of each real "
                     "corpus that marks the type (the highest such threshold: the most precision it allows)")
     precision: dict[EntityType, float] = Field(
