@@ -56,7 +56,8 @@ class DetectionParams(Frozen):
         "int8", description="what the trained detector's encoder computes in on the CPU when it detects (its BiLSTM "
         "and head stay float32); train_detectors scores and calibrates it in the same (a change re-runs it). int8: "
         "its linear layers as int8 products with per-token scales, the same integers on every CPU and a document's "
-        "scores independent of its batch mates, faster than float32 where the CPU has int8 instructions (VNNI, AMX); "
+        "scores independent of its batch mates, faster than float32 where the CPU has int8 instructions (measured on "
+        "AVX512-VNNI); "
         "float32 on CUDA. bfloat16: faster on CPUs with native bf16 (AVX512-BF16, AMX), slower elsewhere, and a "
         "document's confidences move with its batch mates; auto: bfloat16 on those CPUs, so the released bytes "
         "depend on the machine. On CUDA, detectors.model.mixed_precision (bf16 autocast) decides as well")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -129,19 +129,24 @@ class Detector:
     thresholds: dict[str, float] = field(default_factory=dict)
 
 
-def in_precision(detector: Detector, precision: DetectorResolved) -> Detector:
-    """``detector`` for inference with its encoder in ``precision`` (params ``detection.inference_precision``,
-    resolved): itself for float32, else a copy whose encoder is bfloat16 or has int8 linear layers
-    (:mod:`textsift.models.int8_linear`); the BiLSTM and head stay float32. Calibration runs the copy the detection
-    stages will run, so each threshold is chosen on the scores it is compared with."""
-    if precision == "float32":
-        return detector
-    net = copy.deepcopy(detector.net).eval()
+def set_precision(net: DetectorNet, precision: DetectorResolved) -> DetectorNet:
+    """``net`` with its encoder converted in place to ``precision`` (params ``detection.inference_precision``,
+    resolved): bfloat16 weights, or int8 linear layers (:mod:`textsift.models.int8_linear`); the BiLSTM and head stay
+    float32. For inference only: the converted layers do not train."""
     if precision == "bfloat16":
         net.encoder.to(torch.bfloat16)
-    else:
+    elif precision == "int8":
         quantize_linears(net.encoder)
-    return Detector(net, detector.tokenizer, detector.labels, detector.params, detector.device, detector.thresholds)
+    return net
+
+
+def in_precision(detector: Detector, precision: DetectorResolved) -> Detector:
+    """``detector`` for inference in ``precision``: itself for float32, else a copy with its encoder converted
+    (:func:`set_precision`), the trained detector left as it is. Calibration runs the copy the detection stages will
+    run, so each threshold is chosen on the scores it is compared with."""
+    if precision == "float32":
+        return detector
+    return replace(detector, net=set_precision(copy.deepcopy(detector.net).eval(), precision))
 
 
 def build_detector(params: DetectorParams, labels: Sequence[str], generator: torch.Generator,

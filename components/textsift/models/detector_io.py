@@ -15,7 +15,7 @@ from safetensors.torch import load_file
 from transformers import AutoConfig, AutoTokenizer
 
 from textsift.device import DetectorResolved, global_torch_rng
-from textsift.models.detector import Detector, DetectorNet, in_precision
+from textsift.models.detector import Detector, DetectorNet, set_precision
 from textsift.models.detector_encoders import encoder_from_config
 from textsift.models.folder_io import ENCODER, TOKENIZER, WEIGHTS, read_meta, write_model_folder
 from textsift.models.loading import load_pretrained
@@ -41,8 +41,8 @@ def _load(folder: Path, device: str, precision: DetectorResolved) -> Detector:
     net.load_state_dict(load_file(str(folder / WEIGHTS)), strict=True)
     tokenizer = AutoTokenizer.from_pretrained(str(folder / TOKENIZER))
     thresholds = {str(label): float(value) for label, value in meta.get("thresholds", {}).items()}
-    return in_precision(Detector(net.to(device).eval(), tokenizer, tuple(meta["labels"]), params, device, thresholds),
-                        precision)
+    return Detector(set_precision(net.to(device).eval(), precision), tokenizer, tuple(meta["labels"]), params, device,
+                    thresholds)
 
 
 def load_detector(folder: str | Path, device: str = "cpu", precision: DetectorResolved = "float32") -> Detector:

@@ -7,8 +7,8 @@ Two properties follow, and are why this design and not PyTorch's dynamic quantiz
 - **A token's output depends on that token alone.** Its scale is its own and integer sums are exact in any order, so a
   document's scores do not move with the documents batched beside it: served alone or released in a corpus, the same
   text gets the same spans (bfloat16 moved confidences by up to 3.8e-3 with their batch mates).
-- **Every CPU computes the same integers**, with or without int8 instructions; only the speed differs (VNNI/AMX
-  multiply int8 about 3-4x faster than float32 on MiniLM's shapes).
+- **Every CPU computes the same integers**, with or without int8 instructions; only the speed differs (AVX512-VNNI
+  cores multiply int8 about 3-4x faster than float32 on MiniLM's shapes).
 
 The cost is rounding: one input row and one weight row each keep 8 bits relative to their largest entry.
 """
