@@ -18,7 +18,7 @@ from textsift.corpus import Span
 from textsift.detection.params import DetectionParams
 from textsift.detection.recognizers.build import recognizer_set
 from textsift.detection.recognizers.model import ModelRecognizer
-from textsift.models.detector import detect, detect_scored, logit, probability
+from textsift.models.detector import detect, detect_scored, in_precision, logit, probability
 from textsift.models.detector_eval import evaluate_detector
 from textsift.models.detector_io import load_detector, save_detector
 from textsift.models.detector_training import TrainedDetector, train_detector
@@ -181,12 +181,17 @@ def test_a_detector_run_in_int8_finds_what_float32_finds_and_scores_a_text_as_if
     assert max(abs(doc[span] - low[k][span]) for k, doc in enumerate(alone) for span in doc) < 1e-5
 
 
-def test_flat_baseline_trains_and_detects() -> None:
+def test_flat_baseline_trains_and_detects_in_float32_and_int8() -> None:
+    """The flat tagger is compared with the nested detector in the precision detection runs in (int8 on CPUs)."""
     params = TINY.model_copy(update={"model": "flat"})
     flat, losses = train_detector(examples(160, seed=0), params, seed=11)
-    metrics = evaluate_detector(flat, examples(40, seed=99), prefix="flat")
+    held_out = examples(40, seed=99)
+    metrics = evaluate_detector(flat, held_out, prefix="flat")
     assert losses[-1] < losses[0]
     assert metrics["flat.PERSON.recall"] >= 0.8, metrics
+    quantized = in_precision(flat, "int8")
+    assert any(isinstance(m, Int8Linear) for m in quantized.net.encoder.modules())
+    assert evaluate_detector(quantized, held_out, prefix="flat")["flat.PERSON.recall"] >= 0.8
 
 
 def test_minilm_cut_to_one_layer_trains_saves_and_loads(tmp_path: Path) -> None:

@@ -288,7 +288,8 @@ def _trained_detector(ctx: StageContext, corpus: pd.DataFrame, device: str, enco
     log.info("train_detectors: %d training examples, %d types, encoder %s, device %s", len(data.train),
              len(data.label_set), settings.model.encoder, device)
     trained, pretrain_metrics = _train(ctx, data, device, encoder)
-    found = held_out(in_precision(trained.detector, _precision(ctx, device)), data)  # scored and calibrated as it runs
+    precision = _precision(ctx, device)
+    found = held_out(in_precision(trained.detector, precision), data)  # scored and calibrated as it runs
     trained.detector.thresholds, calibration = calibrated_thresholds(trained.detector, data, settings.calibration,
                                                                      found["validation"])
     log.info("train_detectors: calibrated thresholds %s", trained.detector.thresholds)
@@ -298,7 +299,7 @@ def _trained_detector(ctx: StageContext, corpus: pd.DataFrame, device: str, enco
     if settings.compare_flat:
         flat = train_detector(data.train, settings.model.model_copy(update={"model": "flat"}), params.seed, device,
                               labels=data.label_set, encoder_folder=encoder)
-        metrics.update(scores(flat.detector, data, "flat", held_out(flat.detector, data)))
+        metrics.update(scores(flat.detector, data, "flat", held_out(in_precision(flat.detector, precision), data)))
     save_detector(trained.detector, folder)
     return metrics
 
