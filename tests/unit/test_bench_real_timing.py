@@ -1,8 +1,9 @@
-"""The real-text bench times each tool several times and reads speed from the fastest run."""
+"""The real-text bench times each tool several times and reads speed from the fastest run, and states textsift's
+margin over Presidio with the mentions it rests on."""
 
 import pytest
 
-from bench.detector_real import timed_runs
+from bench.detector_real import margin_figures, timed_runs
 from textsift.corpus import Span
 
 
@@ -28,3 +29,16 @@ def test_a_tool_that_finds_different_spans_on_a_second_run_is_refused():
 def test_at_least_one_run():
     found, times = timed_runs(lambda texts: [[]], ["x"], repeats=0)
     assert found == [[]] and len(times) == 1
+
+
+def test_a_margin_figure_per_marked_type_with_mentions_carries_its_interval_and_support():
+    gold = [[Span(0, 3, "PERSON"), Span(5, 9, "LOC")], [Span(0, 4, "PERSON")]]
+    ours = [[Span(0, 3, "PERSON"), Span(5, 9, "LOC")], [Span(0, 4, "PERSON")]]
+    presidio = [[Span(0, 3, "PERSON")], [Span(0, 4, "ORG")]]
+    figures = {f.name: f for f in margin_figures(gold, ours, presidio, ("PERSON", "LOC", "ORG"), "real.x", "cpu")}
+    assert set(figures) == {"detector.real.x.margin_over_presidio.PERSON", "detector.real.x.margin_over_presidio.LOC"}
+    person = figures["detector.real.x.margin_over_presidio.PERSON"]
+    assert person.value == pytest.approx(0.5) and person.params["support"] == 2
+    low, high = person.params["ci95"]
+    assert 0.0 <= low <= 0.5 <= high <= 1.0
+    assert figures["detector.real.x.margin_over_presidio.LOC"].params["ci95"] == [1.0, 1.0]
