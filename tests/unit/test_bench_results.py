@@ -30,6 +30,10 @@ def test_the_benchmarks_page_compares_the_tools_per_test_set_and_lists_every_fig
                Figure("detector.real.gum_test.textsift.chars_per_s", 60226.9, "chars/s", "cpu: x2", {"texts": 30}),
                recall("btc.presidio", "PERSON", 0.236),
                Figure("detector.real.btc.presidio.char_precision", 0.563, "precision", "cpu: x2", {"texts": 2000}),
+               Figure("detector.real.gum_test.margin_over_presidio.ORG", 0.0918, "recall", "cpu: x2",
+                      {"ci95": [0.029, 0.1546], "support": 207}),
+               Figure("detector.real.gum_test2.legal.margin_over_presidio.LOC", 0.2105, "recall", "cpu: x2",
+                      {"ci95": [0.0, 0.4737], "support": 19}),
                Figure("names_task.imdb.original.accuracy", 0.822, "accuracy", "cpu: x2"),
                Figure("names_task.textsift.names.gum_person_leak", 0.054, "share", "gpu: y"),
                Figure("serve.redact.requests_per_s", 60.7, "requests/s", "cpu: x2",
@@ -41,6 +45,9 @@ def test_the_benchmarks_page_compares_the_tools_per_test_set_and_lists_every_fig
     page = render(load_figures(tmp_path / "latest.json"), "abc1234", "2026-11-28").splitlines()
     assert "| GUM test (30 texts) | textsift | 0.889 |  |  | 0.921 | 0.774 | 60,227 |" in page  # LOC, ORG unmeasured
     assert "| BTC test (2000 texts) | presidio | 0.236 |  |  |  | 0.563 |  |" in page
+    assert "| GUM test |  |  | +9.2 [+2.9, +15.5] (207) |  |" in page  # the set first, then its genres
+    assert page.index("| GUM test |  |  | +9.2 [+2.9, +15.5] (207) |  |") + 1 == page.index(
+        "| GENTLE test2: legal |  | +21.1 [+0.0, +47.4] (19) |  |  |")
     assert "| textsift | names only | 0.054 |  |  |  |" in page
     assert "| redact | 60.7 | 8 | 90.4 | 3.9 |  | 112.0 | 680.2 |" in page  # p50 unmeasured
     assert any("abc1234" in line and "2026-11-28" in line and "cpu: x2; gpu: y" in line for line in page)
