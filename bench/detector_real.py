@@ -23,7 +23,7 @@ DATE_TIME -> DATE; spaCy's PERSON, GPE/LOC/FAC, ORG, DATE map as its recognizer 
 
 textsift's margin over Presidio (``detector.real.<set>[.<genre>].margin_over_presidio.<TYPE>``): overlap recall
 minus Presidio's on the same gold mentions, with a 95% paired bootstrap interval and the mentions compared
-(:func:`textsift.detection.scoring.recall_margin`), so a genre's margin read from a handful of mentions says so.
+(:func:`textsift.detection.margins.recall_margin`), so a genre's margin read from a handful of mentions says so.
 """
 
 from __future__ import annotations
@@ -39,10 +39,11 @@ from textsift.artifacts import DETECTOR_POINTER
 from textsift.config import load_params
 from textsift.corpus import Span
 from textsift.detection.gum import GUM_TYPES, read_gum
+from textsift.detection.margins import recall_margin
 from textsift.detection.params import DetectorDataParams
 from textsift.detection.real_corpora import GUM_TEST_SETS, real_test_sets, resolve
 from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
-from textsift.detection.scoring import detection_scores, recall_margin
+from textsift.detection.scoring import detection_scores
 
 log = logging.getLogger("bench")
 PRESIDIO_TO_DPER = {"PERSON": "PERSON", "LOCATION": "LOC", "ORGANIZATION": "ORG", "DATE_TIME": "DATE"}
