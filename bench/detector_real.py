@@ -23,7 +23,8 @@ DATE_TIME -> DATE; spaCy's PERSON, GPE/LOC/FAC, ORG, DATE map as its recognizer 
 
 textsift's margin over Presidio (``detector.real.<set>[.<genre>].margin_over_presidio.<TYPE>``): overlap recall
 minus Presidio's on the same gold mentions, with a 95% paired bootstrap interval and the mentions compared
-(:func:`textsift.detection.margins.recall_margin`), so a genre's margin read from a handful of mentions says so.
+(:func:`textsift.evaluation.recall_margin.recall_margin`), so a genre's margin read from a handful of mentions says
+so.
 """
 
 from __future__ import annotations
@@ -34,21 +35,22 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bench.harness import Figure, cpu_device
+from bench.harness import BENCH_KEY, Figure, cpu_device
 from textsift.artifacts import DETECTOR_POINTER
 from textsift.config import load_params
 from textsift.corpus import Span
 from textsift.detection.gum import GUM_TYPES, read_gum
-from textsift.detection.margins import recall_margin
 from textsift.detection.params import DetectorDataParams
 from textsift.detection.real_corpora import GUM_TEST_SETS, real_test_sets, resolve
 from textsift.detection.recognizers.spacy_ner import SpacyRecognizer
 from textsift.detection.scoring import detection_scores
+from textsift.evaluation.recall_margin import recall_margin
+from textsift.rng import generator
 
 log = logging.getLogger("bench")
 PRESIDIO_TO_DPER = {"PERSON": "PERSON", "LOCATION": "LOC", "ORGANIZATION": "ORG", "DATE_TIME": "DATE"}
 TWEET_TYPES = ("PERSON", "LOC", "ORG")  # what BTC and WNUT-17 mark
-MARGIN_DRAWS = 2000  # bootstrap draws of each margin's interval (fixed seed: the same interval every run)
+MARGIN_SAMPLES = 2000  # bootstrap resamples of each margin's interval (keyed draws: the same interval every run)
 SPACY_IGNORED = ["CARDINAL", "EVENT", "LANGUAGE", "LAW", "MONEY", "ORDINAL", "PERCENT", "PRODUCT", "QUANTITY",
                  "WORK_OF_ART"]  # Presidio's default list without ORGANIZATION
 Tool = Callable[[Sequence[str]], list[list[Span]]]
@@ -168,11 +170,12 @@ def margin_figures(gold: Sequence[Sequence[Span]], ours: Sequence[Sequence[Span]
     <TYPE>``, with its 95% paired bootstrap interval and support (a type with no gold mention has no figure)."""
     out = []
     for label in types:
-        m = recall_margin(gold, ours, presidio, label, draws=MARGIN_DRAWS)
+        m = recall_margin(gold, ours, presidio, label, MARGIN_SAMPLES,
+                          generator(BENCH_KEY, "bench.detector_real.margin", f"{where}.{label}"))
         if m.support:
             out.append(Figure(f"detector.{where}.margin_over_presidio.{label}", m.margin, "recall", where_run,
                               {"ci95": [round(m.low, 4), round(m.high, 4)], "support": m.support,
-                               "draws": MARGIN_DRAWS, "of": "textsift minus presidio, overlap recall"}))
+                               "samples": MARGIN_SAMPLES, "of": "textsift minus presidio, overlap recall"}))
     return out
 
 
