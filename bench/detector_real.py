@@ -154,9 +154,8 @@ def figures(args: argparse.Namespace) -> list[Figure]:
                 out.extend(genre_figures(genres[name][: len(texts)], gold, found, types, f"real.{name}", tool,
                                          where_run))
         if {"textsift", "presidio"} <= found_by.keys():
-            groups = {"": list(range(len(texts)))}
-            for genre in sorted(set(genres.get(name, [])[: len(texts)])):
-                groups[f".{genre}"] = [k for k, g in enumerate(genres[name][: len(texts)]) if g == genre]
+            by_genre = documents_by_genre(genres.get(name, [])[: len(texts)])
+            groups = {"": list(range(len(texts))), **{f".{genre}": docs for genre, docs in by_genre.items()}}
             for suffix, docs in groups.items():
                 out.extend(margin_figures([gold[k] for k in docs], [found_by["textsift"][k] for k in docs],
                                           [found_by["presidio"][k] for k in docs], types,
@@ -213,14 +212,18 @@ def score_figures(gold: Sequence[Sequence[Span]], found: Sequence[Sequence[Span]
     return out
 
 
+def documents_by_genre(genres: Sequence[str]) -> dict[str, list[int]]:
+    """Each genre (sorted) -> the indices of its documents, from the documents' genres in order."""
+    return {genre: [k for k, g in enumerate(genres) if g == genre] for genre in sorted(set(genres))}
+
+
 def genre_figures(genres: Sequence[str], gold: Sequence[Sequence[Span]], found: Sequence[Sequence[Span]],
                   types: tuple[str, ...], where: str, tool: str, where_run: str) -> list[Figure]:
     """Per genre of a GUM set: recall per type by overlap and character precision,
     ``detector.<where>.<genre>.<tool>.<TYPE>.overlap_recall`` and ``....char_precision``; a type the genre's
     documents never mark has no recall (not 0: there was nothing to find)."""
     out = []
-    for genre in sorted(set(genres)):
-        docs = [k for k, g in enumerate(genres) if g == genre]
+    for genre, docs in documents_by_genre(genres).items():
         s = detection_scores([gold[k] for k in docs], [found[k] for k in docs], types)
         info = {"texts": len(docs), "genre": genre, "note": "held-out test split: never trained on"}
         at = f"detector.{where}.{genre}.{tool}"
