@@ -1,10 +1,11 @@
-"""`dvc repro` runs the registry's stages; a training forced to run again in a new process gives the same bytes; code
-edits make only their stages stale; a teammate's clone pulls every output; a rotated key re-runs exactly the stages
-that draw with it. That the indexes and the draws come out the same in other processes is test_runs_agree's (the
-Dask workers are other processes, with another hash seed, and take the trained models from the cache).
+"""`dvc repro` runs the registry's stages; a params edit without rendering stops it before any stage runs; a training
+forced to run again in a new process gives the same bytes; code edits make only their stages stale; a teammate's clone
+pulls every output; a rotated key re-runs exactly the stages that draw with it. That the indexes and the draws come out
+the same in other processes is test_runs_agree's (the Dask workers are other processes, with another hash seed, and
+take the trained models from the cache).
 
 One project, reproduced once for the module (each stage a separate `textsift stage` process, ~5-7 s of imports,
-MLflow and DVC bookkeeping): each test leaves it as it found it, so either may run first."""
+MLflow and DVC bookkeeping): each test leaves it as it found it, so any may run first."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.integration.conftest import REPO, dvc_ran, dvc_restored, dvc_run, dvc_stale, new_dvc_project, sha256
 from textsift import secret_key
@@ -80,6 +82,29 @@ def test_a_forced_training_is_identical_code_edits_stale_only_their_stages_and_a
     shutil.copy2(root / secret_key.KEY_FILE, clone / secret_key.KEY_FILE)
     assert dvc_ran(dvc_run(["dvc", "repro"], clone)) == set()
     assert _hashes(clone) == _hashes(root)
+
+
+def test_a_setting_added_without_rendering_fails_before_any_output_is_deleted(reproduced: Path) -> None:
+    """A params edit that adds a stage instance, with ``textsift dvc render`` forgotten: the params stage stops the
+    repro before DVC gets to ingest, whose outputs a re-split would delete first."""
+    root = reproduced
+    kept = {name: (root / name).read_bytes() for name in ("params.yaml", "dvc.yaml", "dvc.lock", "dvc.params.yaml")}
+    corpus = sha256(root / "data/ingest/corpus.parquet")
+    params = yaml.safe_load(kept["params.yaml"])
+    params["privatize"]["settings"]["mdp_low"] = {"kind": "metric_dp", "index": "w2v", "epsilon": 5}
+    params["ingest"]["split"]["test"] = 0.3  # ingest would re-run (deleting its outputs first) if DVC got there
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    try:
+        failed = dvc_run(["dvc", "repro"], root, check=False)
+        assert "textsift dvc render" in failed and "privatize@mdp_low" in failed
+        assert dvc_ran(failed) == set()  # the params stage failed first: no stage ran, nothing was deleted
+        assert sha256(root / "data/ingest/corpus.parquet") == corpus
+        dvc_run(["textsift", "dvc", "render"], root)
+        stale = dvc_stale(dvc_run(["dvc", "status"], root))
+        assert {"ingest", "privatize@mdp_low"} <= stale
+    finally:  # the project as the module's other tests expect it
+        for name, content in kept.items():
+            (root / name).write_bytes(content)
 
 
 def _commit_and_push(root: Path, remote: Path) -> None:

@@ -214,11 +214,26 @@ def dask_run(tmp_path_factory: pytest.TempPathFactory, killed_chain: dict) -> di
         experiment = tracking.get_experiment_by_name(load_params(root / "params.yaml").tracking.experiment)
         runs = tracking.search_runs([experiment.experiment_id], max_results=1000)
         classifiers = tracking.search_model_versions("name = 'textsift-classifier'")
+        artifacts = _artifacts_through_the_server(tracking, runs)
         flow_runs = httpx.post(f"{stack['PREFECT_API_URL']}/flow_runs/filter", json={}, timeout=30).json()
         pool = httpx.get(f"{stack['PREFECT_API_URL']}/work_pools/textsift", timeout=30).json()
         stored = _stored_in_postgres(state)
     return {"root": root, "placements": placements, "runs": runs, "classifiers": classifiers,
-            "flow_runs": flow_runs, "stored": stored, "pool": pool}
+            "flow_runs": flow_runs, "stored": stored, "pool": pool, "artifacts": artifacts}
+
+
+def _artifacts_through_the_server(tracking: MlflowClient, runs: list[Any]) -> dict[str, set[str]]:
+    """What the stack's MLflow server lists (its artifact proxy, ``--artifacts-destination``) under the runs that
+    log models and files: the fill-in model, the detector, an LRP setting's grid and manifest, and the frontier
+    classifiers of a privatized corpus and of the original text."""
+    def listed(run: Any, folder: str | None = None) -> set[str]:
+        return {a.path for a in tracking.list_artifacts(run.info.run_id, folder)}
+
+    named = {r.info.run_name: r for r in runs}
+    return {"fill_in": listed(named["train_fill_in"], "fill_in"), "detector": listed(named["train_detectors"]),
+            "grid": listed(named["embedding_dp@lrp_eps50"], "embedding_dp"),
+            "private": listed(named["frontier@ds"], "tfidf_logreg"),
+            "original": listed(named["frontier@original"], "tfidf_logreg")}
 
 
 def test_gpu_stages_run_only_on_the_gpu_worker(dask_run: dict) -> None:
@@ -243,3 +258,16 @@ def test_the_stacks_servers_keep_the_run_in_postgresql(dask_run: dict) -> None:
     stored = dask_run["stored"]  # read from PostgreSQL itself: what the servers answered is what they keep there
     assert sorted(name for name, _ in stored["mlflow"]) == sorted(r.info.run_name for r in dask_run["runs"])
     assert [state for (state,) in stored["prefect"]] == ["COMPLETED"]
+
+
+def test_stages_log_their_models_and_files_through_the_stacks_mlflow_server(dask_run: dict) -> None:
+    """Every stage process reached the server: nothing went to an embedded store, and what they log went through the
+    server's artifact proxy (the fill-in model the privatize stage then fetched back, the detector the attack stage
+    reads, the LRP grid). Only a privatized corpus's classifier is logged: the original's weights mark its training
+    text."""
+    artifacts = dask_run["artifacts"]
+    assert not (dask_run["root"] / "mlruns.db").exists()
+    assert "fill_in/MLmodel" in artifacts["fill_in"] and "detector" in artifacts["detector"]
+    assert {"embedding_dp/grid.csv", "embedding_dp/lrp_eps50.manifest.json"} <= artifacts["grid"]
+    assert "tfidf_logreg/MLmodel" in artifacts["private"] and not artifacts["original"]
+    assert {v.tags["textsift.setting"] for v in dask_run["classifiers"]} <= {"ds", "mdp", "red"}
