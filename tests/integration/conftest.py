@@ -69,12 +69,14 @@ FULL_PIPELINE = {
     "report__show_examples": True,
 }
 # One setting of each mechanism, for the modules that run the pipeline again and again (killed and rerun, on a Dask
-# cluster): the second DataSifterText, the detector-driven metric-DP settings, the public index and the transformer
-# classifier (a head on the encoder's features, about half of each evaluate run: test_pipeline_flow's) add no stage
-# kind, output area or placement to what they check, only minutes. Such a module sets it as its ``FLOW_OVERRIDES``.
+# cluster): the second DataSifterText, the detector-driven metric-DP settings, the public index, the uniform noisy
+# embeddings beside the LRP ones and the transformer classifier (a head on the encoder's features, about half of each
+# evaluate run: test_pipeline_flow's) add no stage kind, output area or placement to what they check, only minutes.
+# Such a module sets it as its ``FLOW_OVERRIDES``.
 ONE_SETTING_EACH = {"privatize__settings": {name: FULL_PIPELINE["privatize__settings"][name]  # type: ignore[index]
                                             for name in ("ds", "mdp", "red")},
                     "indexes__sources": {"w2v": FULL_PIPELINE["indexes__sources"]["w2v"]},  # type: ignore[index]
+                    "embedding_dp__settings": {"lrp_eps50": {"allocation": "lrp", "epsilon_max": 50}},
                     "evaluate__transformer__enabled": False}
 
 

@@ -8,7 +8,7 @@ Standing fault injection, one chain: the flow runs in a child process (a fork of
 that kills itself at the first sampled commit point no earlier child was killed at
 (:mod:`tests.integration.fault_points`: just before an output area's file takes its place, or just after for data
 and models; in ``make test`` before each commit to the areas this test names, after it for the privatized corpora
-and the vault, and at a fixed share of the rest, about 11 kills, all 30+ in ``make fuzz``); the next child reruns
+and the vault: 9 kills; all 30+ in ``make fuzz``); the next child reruns
 the flow, which skips what completed and redoes the rest, until a child runs to the end. The first child makes the
 project's key and trains the models; the Dask run, in another project, holds the same key and takes the models from
 the per-user model cache the chain filled (training them again on the workers tripled its time on CI's 2 cores;
@@ -51,7 +51,7 @@ from textsift.config import load_params
 from textsift.registry import instances
 from textsift.secret_key import KEY_FILE
 
-# 390-530 s on 2 busy cores in a fresh-clone CI (~11 killed runs and the last, a stack and a Dask run; make fuzz:
+# 390-530 s on 2 busy cores in a fresh-clone CI (9 killed runs and the last, a stack and a Dask run; make fuzz:
 # ~40 kills): its own limit, far above
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 MOST_KILLS = 80  # a guard: the flow has ~40 commit points, so a chain that never ends fails here
