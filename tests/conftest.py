@@ -35,7 +35,7 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 # The longest test files, longest first (seconds on 2 busy cores, fresh-clone make test's durations, 2026-11-28).
-LONGEST_FIRST = ("test_runs_agree.py",  # 160-240: ~11 kills and reruns, a stack and a Dask run
+LONGEST_FIRST = ("test_runs_agree.py",  # 160-240: 9 kills and reruns, a stack and a Dask run
                  "test_dvc_repro.py",  # 160-230
                  "test_pipeline_flow.py",  # 60-95 (with the frontier, report and tracking-privacy tests)
                  "test_dvc_params.py",  # 30-50
