@@ -161,7 +161,6 @@ def one_type_per_span(detections: Sequence[Detection]) -> list[Detection]:
     return sorted(kept)
 
 
-
 def _greedy(group: Sequence[Detection]) -> list[Detection]:
     """One run's spans that :func:`one_type_per_span` keeps, each compared with every span kept before it."""
     chosen: list[Detection] = []
